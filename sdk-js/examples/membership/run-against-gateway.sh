@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs browser.test.mjs against a real gateway started here:
 #   bash sdk-js/examples/membership/run-against-gateway.sh [path/to/gatehouse]
-# Starts `gatehouse serve` on 127.0.0.1:<free port> with a throw-away data folder and
-# tenants.browser-test.yaml, waits for /readyz, runs the test, stops the gateway.
+# Starts `gatehouse serve` on 127.0.0.1:<free port> with an empty config, a throw-away data
+# folder and tenants.browser-test.yaml, waits for /readyz, runs the test, stops the gateway.
 # Needs: a built sdk-js (npm ci && npm run build) and Debian's chromium (installed here
 # with apt-get when missing and we are root). Exit code and summary line are the test's.
 set -euo pipefail
@@ -23,7 +23,9 @@ fi
 port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 data="$(mktemp -d)"
 log="$data/gatehouse.log"
-"$bin" serve --listen "127.0.0.1:$port" --data "$data" --tenants "$here/tenants.browser-test.yaml" >"$log" 2>&1 &
+# An empty config of our own: the test must not depend on configs/gatehouse.yaml.
+printf '{}\n' >"$data/gatehouse.yaml"
+"$bin" serve --config "$data/gatehouse.yaml" --listen "127.0.0.1:$port" --data "$data/data" --tenants "$here/tenants.browser-test.yaml" >"$log" 2>&1 &
 gw=$!
 cleanup() { kill "$gw" 2>/dev/null || true; wait "$gw" 2>/dev/null || true; rm -rf "$data"; }
 trap cleanup EXIT

@@ -371,3 +371,22 @@ describe('components', () => {
     expect(props.appearance).toEqual({ elements: { footerAction__signUp: { display: 'none' } } });
   });
 });
+
+describe('clerkBootProps', () => {
+  it('keeps the operator appearance, hides the sign-up link when sign-up is off, and never lets clerkProps override the boot key', async () => {
+    const { clerkBootProps } = await import('../src/index.js');
+    const props = clerkBootProps(
+      { ...CONFIG, signUpEnabled: false, appearance: { variables: { colorPrimary: '#000' }, elements: { card: { padding: 0 } } } },
+      { publishableKey: 'pk_test_other', domain: 'evil.test', isSatellite: true, proxyUrl: '/x', afterSignOutUrl: '/' },
+    );
+    expect(props).toEqual({
+      publishableKey: CONFIG.idpPublishableKey,
+      domain: CONFIG.idpInstanceDomain,
+      afterSignOutUrl: '/',
+      appearance: {
+        variables: { colorPrimary: '#000' },
+        elements: { footerAction__signUp: { display: 'none' }, card: { padding: 0 } },
+      },
+    });
+  });
+});
