@@ -1,0 +1,140 @@
+// Package admin is the admin API under /admin/v1 that the foundation owns: applying tenants
+// documents, creating and revoking keys, and the organizations' suppression lists. Products
+// add their own dashboard routes beside these; every route needs the admin token.
+package admin
+
+import (
+	"errors"
+	"net/mail"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// API serves the foundation's admin routes.
+type API struct{ t *tenancy.Service }
+
+// New returns the admin API over the tenancy service.
+func New(t *tenancy.Service) *API { return &API{t: t} }
+
+// MountAdmin registers the routes under /admin/v1 (the token check is the server's).
+func (a *API) MountAdmin(r fiber.Router) {
+	r.Post("/apply", httpx.BodyLimit(tenancy.MaxDocumentBytes), a.apply)
+	r.Post("/keys", a.createKey)
+	r.Get("/orgs/:org/keys", a.listKeys)
+	r.Delete("/orgs/:org/keys/:name", a.revokeKey)
+	r.Delete("/orgs/:org/projects/:project/keys/:name", a.revokeKey)
+	r.Get("/orgs/:org/suppressions", a.listSuppressions)
+	r.Post("/orgs/:org/suppressions", a.addSuppression)
+	r.Delete("/orgs/:org/suppressions/:email", a.removeSuppression)
+}
+
+// toAPI maps tenancy's typed errors to API errors: the one place this package does so.
+func toAPI(err error) error {
+	var inv *tenancy.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		e := httpx.Validation()
+		e.Message = inv.Error()
+		for _, p := range inv.Problems {
+			e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message})
+		}
+		return e
+	case errors.Is(err, tenancy.ErrNotFound):
+		return httpx.New(404, httpx.CodeNotFound, "no such entity", err)
+	case errors.Is(err, tenancy.ErrTooLarge):
+		return httpx.ErrTooLarge
+	}
+	return err
+}
+
+func (a *API) apply(c *fiber.Ctx) error {
+	doc, err := tenancy.Parse(c.Body())
+	if err != nil {
+		return toAPI(err)
+	}
+	rep, err := a.t.Apply(c.UserContext(), doc)
+	if err != nil {
+		return toAPI(err)
+	}
+	return c.JSON(rep)
+}
+
+type keyRequest struct {
+	Org      string   `json:"org"`
+	Project  string   `json:"project"`
+	Name     string   `json:"name"`
+	Kind     string   `json:"kind"`
+	Products []string `json:"products"`
+}
+
+func (a *API) createKey(c *fiber.Ctx) error {
+	var req keyRequest
+	if err := httpx.DecodeJSON(c.Body(), &req, httpx.CodeValidationFailed); err != nil {
+		return err
+	}
+	g, err := a.t.CreateKey(c.UserContext(), tenancy.KeyRequest{Org: req.Org, Project: req.Project, Name: req.Name, Kind: req.Kind, Products: req.Products})
+	if err != nil {
+		return toAPI(err)
+	}
+	return c.Status(fiber.StatusCreated).JSON(g)
+}
+
+func (a *API) listKeys(c *fiber.Ctx) error {
+	keys, err := a.t.Keys(c.UserContext(), c.Params("org"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(httpx.NewList(keys, ""))
+}
+
+func (a *API) revokeKey(c *fiber.Ctx) error {
+	err := a.t.RevokeKey(c.UserContext(), c.Params("org"), c.Params("project"), c.Params("name"))
+	if err != nil {
+		return toAPI(err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (a *API) listSuppressions(c *fiber.Ctx) error {
+	if _, err := a.t.Org(c.UserContext(), c.Params("org")); err != nil {
+		return toAPI(err)
+	}
+	list, err := a.t.Suppressions(c.UserContext(), c.Params("org"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(httpx.NewList(list, ""))
+}
+
+func (a *API) addSuppression(c *fiber.Ctx) error {
+	var req struct {
+		Email  string `json:"email"`
+		Reason string `json:"reason"`
+	}
+	if err := httpx.DecodeJSON(c.Body(), &req, httpx.CodeValidationFailed); err != nil {
+		return err
+	}
+	if _, err := mail.ParseAddress(req.Email); err != nil || strings.ContainsAny(req.Email, "<> ") {
+		return httpx.Validation(httpx.FieldProblem{Field: "email", Problem: "must be an email address"})
+	}
+	org := utils.CopyString(c.Params("org"))
+	if _, err := a.t.Org(c.UserContext(), org); err != nil {
+		return toAPI(err)
+	}
+	if err := a.t.Suppress(c.UserContext(), org, req.Email, "admin", req.Reason); err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"email": strings.ToLower(req.Email)})
+}
+
+func (a *API) removeSuppression(c *fiber.Ctx) error {
+	if err := a.t.Unsuppress(c.UserContext(), c.Params("org"), c.Params("email")); err != nil {
+		return toAPI(err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

@@ -1,0 +1,145 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+)
+
+// Rule is what one route demands of the key.
+type Rule struct {
+	// Product the key must be scoped for ("email", "files", "forms", "membership", "records").
+	Product string
+	// SecretOnly refuses publishable keys with 403 SECRET_KEY_REQUIRED.
+	SecretOnly bool
+	// PublishableOnly refuses secret keys with 403 FORBIDDEN (browser-only routes).
+	PublishableOnly bool
+	// AllowTest accepts pk_test_ keys (the membership embed); elsewhere they get 403.
+	AllowTest bool
+	// NeedProject refuses org-only keys with 400 API_KEY_REQUIRES_PROJECT_SCOPE.
+	NeedProject bool
+	// Bearer also accepts "Authorization: Bearer <key>".
+	Bearer bool
+}
+
+// Errors the middleware answers with.
+var (
+	ErrSecretRequired = httpx.New(403, "SECRET_KEY_REQUIRED", "this route needs a secret key, used server-side", nil)
+	ErrForbidden      = httpx.New(403, httpx.CodeForbidden, "the key is not scoped for this product or project", nil)
+	ErrNeedsProject   = httpx.New(400, "API_KEY_REQUIRES_PROJECT_SCOPE", "the key must be scoped to a project", nil)
+)
+
+type cached struct {
+	key   Key
+	found bool
+}
+
+// Authenticator checks keys against a Lookup through an LRU cache.
+type Authenticator struct {
+	lookup Lookup
+	cache  *lru.Cache[string, cached]
+}
+
+// New returns an Authenticator caching up to size lookups (hits and misses).
+func New(lookup Lookup, size int) *Authenticator {
+	if size <= 0 {
+		size = 10000
+	}
+	c, _ := lru.New[string, cached](size)
+	return &Authenticator{lookup: lookup, cache: c}
+}
+
+// Purge forgets every cached lookup. Tenancy calls it after each change to keys, so a revoked
+// key stops working at once.
+func (a *Authenticator) Purge() { a.cache.Purge() }
+
+type keyLocal struct{}
+
+// KeyOf returns the authenticated key of the request (nil on routes without a Rule).
+func KeyOf(c *fiber.Ctx) *Key {
+	k, _ := c.Locals(keyLocal{}).(*Key)
+	return k
+}
+
+// Require returns middleware that enforces rule and stores the key for KeyOf.
+func (a *Authenticator) Require(rule Rule) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		value := c.Get("X-API-Key")
+		if value == "" && rule.Bearer {
+			if h := c.Get(fiber.HeaderAuthorization); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+				value = strings.TrimSpace(h[7:])
+			}
+		}
+		key, err := a.Check(c.UserContext(), value, rule)
+		if err != nil {
+			return err
+		}
+		if !rule.SecretOnly && key.Kind == Publishable {
+			c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+		}
+		c.Locals(keyLocal{}, key)
+		return c.Next()
+	}
+}
+
+// Check authenticates a key value against rule without HTTP, returning the key or the API error.
+func (a *Authenticator) Check(ctx context.Context, value string, rule Rule) (*Key, error) {
+	if value == "" {
+		return nil, httpx.ErrUnauthorized
+	}
+	if _, _, err := KindOf(value); err != nil {
+		return nil, httpx.ErrUnauthorized
+	}
+	hash := Hash(value)
+	ent, ok := a.cache.Get(hash)
+	if !ok {
+		k, err := a.lookup.KeyByHash(ctx, hash)
+		switch {
+		case errors.Is(err, ErrUnknownKey):
+			ent = cached{}
+		case err != nil:
+			return nil, err
+		default:
+			ent = cached{key: k, found: sameHash(k.Hash, hash)}
+		}
+		a.cache.Add(hash, ent)
+	}
+	if !ent.found || ent.key.Revoked {
+		return nil, httpx.ErrUnauthorized
+	}
+	key := ent.key
+	switch {
+	case rule.SecretOnly && key.Kind != Secret:
+		return nil, ErrSecretRequired
+	case rule.PublishableOnly && key.Kind != Publishable:
+		return nil, ErrForbidden
+	case key.Test && !rule.AllowTest:
+		return nil, ErrForbidden
+	case rule.Product != "" && !key.HasProduct(rule.Product):
+		return nil, ErrForbidden
+	case rule.NeedProject && key.Project == "":
+		return nil, ErrNeedsProject
+	}
+	return &key, nil
+}
+
+// Handle registers a product route guarded by rule. Routes that accept publishable keys are
+// open to browsers: they answer CORS preflights for any origin. Secret-only routes send no
+// Access-Control-Allow-Origin.
+func (a *Authenticator) Handle(r fiber.Router, method, path string, rule Rule, handlers ...fiber.Handler) {
+	r.Add(method, path, append([]fiber.Handler{a.Require(rule)}, handlers...)...)
+	if !rule.SecretOnly {
+		r.Options(path, func(c *fiber.Ctx) error {
+			c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+			c.Set(fiber.HeaderAccessControlAllowMethods, "GET, POST, PUT, OPTIONS")
+			c.Set(fiber.HeaderAccessControlAllowHeaders, "X-API-Key, Content-Type, Authorization, Idempotency-Key")
+			c.Set(fiber.HeaderAccessControlMaxAge, "600")
+			return c.SendStatus(fiber.StatusNoContent)
+		})
+	}
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// adminClient talks to a running server's admin API.
+type adminClient struct {
+	server, token string
+	http          *http.Client
+}
+
+// clientFlags adds --server and --token to fs, defaulting from the environment.
+func clientFlags(fs *flag.FlagSet, env []string) func() *adminClient {
+	server := fs.String("server", envOr(env, "GATEHOUSE_SERVER", "http://localhost:8787"), "server base URL")
+	token := fs.String("token", envOr(env, "GATEHOUSE_ADMIN_TOKEN", ""), "admin token")
+	return func() *adminClient {
+		return &adminClient{server: strings.TrimRight(*server, "/"), token: *token, http: &http.Client{Timeout: 10 * time.Minute}}
+	}
+}
+
+func envOr(env []string, name, def string) string {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name && v != "" {
+			return v
+		}
+	}
+	return def
+}
+
+// do sends one admin request and decodes a JSON answer into out (when not nil).
+func (c *adminClient) do(ctx context.Context, method, path, contentType string, body io.Reader, out any) error {
+	if c.token == "" {
+		return fmt.Errorf("an admin token is required: --token or GATEHOUSE_ADMIN_TOKEN")
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.server+"/admin/v1"+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error   string `json:"error"`
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		if e.Message == "" {
+			e.Message = strings.TrimSpace(string(raw))
+		}
+		return fmt.Errorf("%s %s: %d %s %s", method, path, resp.StatusCode, e.Error, e.Message)
+	}
+	if out != nil && len(raw) > 0 {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
+}
+
+func applyCmd(ctx context.Context, args []string, stdout io.Writer, env []string) error {
+	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+	file := fs.String("f", "", "tenants document (YAML or JSON), - for stdin")
+	client := clientFlags(fs, env)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *file == "" {
+		return fmt.Errorf("apply needs -f FILE")
+	}
+	var raw []byte
+	var err error
+	if *file == "-" {
+		raw, err = io.ReadAll(os.Stdin)
+	} else {
+		raw, err = os.ReadFile(*file)
+	}
+	if err != nil {
+		return err
+	}
+	var rep struct {
+		Changed   bool `json:"changed"`
+		Created   int  `json:"created"`
+		Updated   int  `json:"updated"`
+		Deleted   int  `json:"deleted"`
+		Unchanged int  `json:"unchanged"`
+		Changes   []struct {
+			Op, Kind, Path string
+		} `json:"changes"`
+		Generated []struct{ Org, Project, Name, Value string } `json:"generatedKeys"`
+	}
+	if err := client().do(ctx, http.MethodPost, "/apply", "application/yaml", bytes.NewReader(raw), &rep); err != nil {
+		return err
+	}
+	if !rep.Changed {
+		fmt.Fprintf(stdout, "no change (%d entities unchanged)\n", rep.Unchanged)
+	}
+	for _, c := range rep.Changes {
+		fmt.Fprintf(stdout, "%s %s %s\n", c.Op, c.Kind, c.Path)
+	}
+	for _, g := range rep.Generated {
+		fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, g.Project, g.Name), g.Value)
+	}
+	return nil
+}
+
+func keysCmd(ctx context.Context, args []string, stdout io.Writer, env []string) error {
+	if len(args) == 0 || (args[0] != "create" && args[0] != "revoke") {
+		return fmt.Errorf("usage: gatehouse keys create|revoke ...")
+	}
+	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
+	org := fs.String("org", "", "organization slug")
+	project := fs.String("project", "", "project id (empty for an org-only key)")
+	name := fs.String("name", "", "key name (generated when empty)")
+	products := fs.String("products", "", "comma-separated products: email,files,forms,membership,records")
+	kind := fs.String("kind", "", "publishable, secret or test")
+	client := clientFlags(fs, env)
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *org == "" {
+		return fmt.Errorf("--org is required")
+	}
+	if args[0] == "revoke" {
+		if *name == "" {
+			return fmt.Errorf("--name is required")
+		}
+		path := "/orgs/" + *org + "/keys/" + *name
+		if *project != "" {
+			path = "/orgs/" + *org + "/projects/" + *project + "/keys/" + *name
+		}
+		if err := client().do(ctx, http.MethodDelete, path, "", nil, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked %s\n", keyLabel(*org, *project, *name))
+		return nil
+	}
+	var list []string
+	for _, p := range strings.Split(*products, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			list = append(list, p)
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"org": *org, "project": *project, "name": *name, "kind": *kind, "products": list})
+	var out struct{ Org, Project, Name, Value string }
+	if err := client().do(ctx, http.MethodPost, "/keys", "application/json", bytes.NewReader(body), &out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\n", out.Value)
+	fmt.Fprintf(os.Stderr, "key %s created; the value above is shown once and cannot be read again\n", keyLabel(out.Org, out.Project, out.Name))
+	return nil
+}
+
+func recordsCmd(ctx context.Context, args []string, stdout io.Writer, env []string) error {
+	if len(args) == 0 || args[0] != "import" {
+		return fmt.Errorf("usage: gatehouse records import FILE --project P --collection C")
+	}
+	args = args[1:]
+	var file string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		file, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("records import", flag.ContinueOnError)
+	project := fs.String("project", "", "project id")
+	collection := fs.String("collection", "", "collection name")
+	client := clientFlags(fs, env)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if file == "" && fs.NArg() > 0 {
+		file = fs.Arg(0)
+	}
+	if file == "" || *project == "" || *collection == "" {
+		return fmt.Errorf("usage: gatehouse records import FILE --project P --collection C")
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var out map[string]any
+	path := "/projects/" + *project + "/collections/" + *collection + "/records:import"
+	if err := client().do(ctx, http.MethodPost, path, "application/x-ndjson", f, &out); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	return enc.Encode(out)
+}

@@ -1,0 +1,68 @@
+// Command gatehouse is the single binary of the gateway: `serve` runs it; `apply`, `keys` and
+// `records` drive a running server through its admin API; `version` prints the build.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
+	stop()
+	os.Exit(code)
+}
+
+const usage = `gatehouse: a single-binary edge gateway for email, files, forms, membership and records.
+
+Usage:
+  gatehouse serve [--config FILE] [--data DIR] [--listen ADDR] [--tenants FILE]
+  gatehouse apply -f FILE [--server URL] [--token T]
+  gatehouse keys create --org O [--project P] --products a,b --kind publishable|secret|test [--name N] [--server URL] [--token T]
+  gatehouse keys revoke --org O [--project P] --name N [--server URL] [--token T]
+  gatehouse records import FILE --project P --collection C [--server URL] [--token T]
+  gatehouse version
+
+--server defaults to $GATEHOUSE_SERVER or http://localhost:8787; --token to $GATEHOUSE_ADMIN_TOKEN.
+`
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, env []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, args[1:], stdout, stderr, env)
+	case "apply":
+		err = applyCmd(ctx, args[1:], stdout, env)
+	case "keys":
+		err = keysCmd(ctx, args[1:], stdout, env)
+	case "records":
+		err = recordsCmd(ctx, args[1:], stdout, env)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "gatehouse", version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "gatehouse: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse:", err)
+		return 1
+	}
+	return 0
+}

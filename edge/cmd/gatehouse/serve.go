@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/admin"
+	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// loadConfig builds the configuration: defaults, the config file, GATEHOUSE_* variables, flags.
+func loadConfig(args []string, env []string, stderr io.Writer) (config.Config, string, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgFile := fs.String("config", "", "config file (default configs/gatehouse.yaml when present)")
+	data := fs.String("data", "", "data folder (default ./data)")
+	listen := fs.String("listen", "", "listen address (default :8787)")
+	tenants := fs.String("tenants", "", "tenants document (YAML or JSON) applied at start")
+	if err := fs.Parse(args); err != nil {
+		return config.Config{}, "", err
+	}
+	cfg := config.Default()
+	file := *cfgFile
+	if file == "" {
+		if _, err := os.Stat("configs/gatehouse.yaml"); err == nil {
+			file = "configs/gatehouse.yaml"
+		}
+	}
+	if file != "" {
+		if err := cfg.LoadFile(file); err != nil {
+			return cfg, "", err
+		}
+	}
+	if err := cfg.LoadEnv(env); err != nil {
+		return cfg, "", err
+	}
+	if *data != "" {
+		cfg.Data = *data
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	return cfg, *tenants, cfg.Validate()
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// serve runs the gateway until ctx ends (SIGINT/SIGTERM), then drains and closes storage.
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []string) error {
+	cfg, tenantsFile, err := loadConfig(args, env, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	db, err := store.Open(store.Options{Dir: filepath.Join(cfg.Data, "db"), SyncWrites: cfg.Storage.SyncWrites, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil {
+			log.Error("closing storage", "err", cerr)
+		} else {
+			log.Info("storage closed")
+		}
+	}()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	edge.StorageGauge(reg, db.Size)
+
+	ten := tenancy.New(db, tenancy.Options{})
+	keys := auth.New(ten, 10000)
+	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
+
+	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg})
+	if err != nil {
+		return err
+	}
+	defer app.close(context.Background())
+
+	var doc *tenancy.Document
+	if tenantsFile != "" {
+		raw, err := os.ReadFile(tenantsFile)
+		if err != nil {
+			return err
+		}
+		if doc, err = tenancy.Parse(raw); err != nil {
+			return fmt.Errorf("%s: %w", tenantsFile, err)
+		}
+		rep, err := ten.Apply(ctx, doc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", tenantsFile, err)
+		}
+		log.Info("tenants applied", "file", tenantsFile, "changed", rep.Changed, "created", rep.Created, "updated", rep.Updated, "unchanged", rep.Unchanged)
+		for _, g := range rep.Generated {
+			fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, g.Project, g.Name), g.Value)
+		}
+	}
+
+	srv, err := edge.New(edge.Options{
+		Config: cfg, Logger: log, Registry: reg,
+		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten)}, app.admin...),
+		Ready: app.ready,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	banner(stdout, cfg, ln.Addr().String(), doc)
+	log.Info("gatehouse listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "version", version)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if err := app.start(ctx); err != nil {
+		return err
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		log.Error("shutdown", "err", err)
+	}
+	return app.stop(sctx)
+}
+
+func keyLabel(org, project, name string) string {
+	if project == "" {
+		return org + "/" + name
+	}
+	return org + "/" + project + "/" + name
+}
+
+// banner prints the base URLs and the keys the tenants document names, for `make run`.
+func banner(w io.Writer, cfg config.Config, addr string, doc *tenancy.Document) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nGatehouse %s listening on %s\n\n", version, addr)
+	for _, p := range []string{"email", "files", "forms", "membership", "records"} {
+		fmt.Fprintf(&b, "  %-11s %s\n", p, cfg.BaseURL(p))
+	}
+	fmt.Fprintf(&b, "  %-11s %s\n  %-11s %s\n", "asset host", cfg.AssetBaseURL(), "embed host", cfg.EmbedBaseURL())
+	if doc != nil {
+		b.WriteString("\nKeys in the tenants document:\n")
+		for _, o := range doc.Orgs {
+			for _, k := range o.Keys {
+				if k.Value != "" {
+					fmt.Fprintf(&b, "  %-28s %-40s %s\n", keyLabel(o.Slug, "", k.Name), k.Value, strings.Join(k.Products, ","))
+				}
+			}
+			for _, p := range o.Projects {
+				for _, k := range p.Keys {
+					if k.Value != "" {
+						fmt.Fprintf(&b, "  %-28s %-40s %s\n", keyLabel(o.Slug, p.ID, k.Name), k.Value, strings.Join(k.Products, ","))
+					}
+				}
+			}
+		}
+	}
+	if cfg.AdminToken != "" {
+		fmt.Fprintf(&b, "\nAdmin API: %s (Authorization: Bearer <admin_token>)\n", cfg.BaseURL("admin/v1"))
+	}
+	b.WriteString("\n")
+	_, _ = io.WriteString(w, b.String())
+}

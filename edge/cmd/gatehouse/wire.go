@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// deps are what every product is built from.
+type deps struct {
+	cfg     config.Config
+	log     *slog.Logger
+	db      *store.DB
+	tenancy *tenancy.Service
+	auth    *auth.Authenticator
+	reg     prometheus.Registerer
+}
+
+// component is a product's background part: started after the server listens, stopped on shutdown.
+type component interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// assembly is the wired gateway: its products, admin routes and background components.
+type assembly struct {
+	products   []edge.Product
+	admin      []edge.AdminProduct
+	components []component
+	readiness  []func() error
+	closers    []func(context.Context) error
+}
+
+// wire builds every product from deps. This is the one place that knows all products.
+func wire(ctx context.Context, d deps) (*assembly, error) {
+	a := &assembly{}
+	return a, nil
+}
+
+func (a *assembly) ready() error {
+	for _, r := range a.readiness {
+		if err := r(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *assembly) start(ctx context.Context) error {
+	for _, c := range a.components {
+		if err := c.Start(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop stops components in reverse order (queues flush before storage closes).
+func (a *assembly) stop(ctx context.Context) error {
+	var errs []error
+	for i := len(a.components) - 1; i >= 0; i-- {
+		errs = append(errs, a.components[i].Stop(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func (a *assembly) close(ctx context.Context) {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		_ = a.closers[i](ctx)
+	}
+}

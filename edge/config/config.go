@@ -1,0 +1,289 @@
+// Package config loads the server configuration into one typed Config: defaults, then
+// configs/gatehouse.yaml (or --config), then GATEHOUSE_* environment variables, then flags.
+// Every key has an environment variable: email.smtp.port is GATEHOUSE_EMAIL_SMTP_PORT.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Config is the whole server configuration. Field tags name the YAML keys.
+type Config struct {
+	Listen         string   `json:"listen"`
+	Data           string   `json:"data"`
+	PublicURL      string   `json:"public_url"`
+	AssetHost      string   `json:"asset_host"`
+	EmbedHost      string   `json:"embed_host"`
+	AdminToken     string   `json:"admin_token"`
+	TrustedProxies []string `json:"trusted_proxies"`
+	LogLevel       string   `json:"log_level"`
+	LogFormat      string   `json:"log_format"`
+	// ShutdownTimeout bounds the graceful drain on SIGTERM.
+	ShutdownTimeout time.Duration `json:"shutdown_timeout"`
+	Storage         Storage       `json:"storage"`
+	Email           Email         `json:"email"`
+	Files           Files         `json:"files"`
+	Captcha         Captcha       `json:"captcha"`
+	Plugins         Plugins       `json:"plugins"`
+}
+
+// Storage configures the embedded database.
+type Storage struct {
+	SyncWrites bool `json:"sync_writes"`
+}
+
+// Email configures delivery.
+type Email struct {
+	Transport   string `json:"transport"` // outbox | smtp
+	Concurrency int    `json:"concurrency"`
+	SMTP        SMTP   `json:"smtp"`
+}
+
+// SMTP configures the smtp transport.
+type SMTP struct {
+	Host     string `json:"host"`
+	Port     int    `json:"port"`
+	Username string `json:"username"`
+	Password string `json:"password"`
+	TLS      string `json:"tls"` // none | starttls | implicit
+}
+
+// Files configures asset blob storage.
+type Files struct {
+	Backend string `json:"backend"` // local | s3
+	S3      S3     `json:"s3"`
+}
+
+// S3 configures the S3-compatible blob backend.
+type S3 struct {
+	Endpoint  string `json:"endpoint"`
+	Bucket    string `json:"bucket"`
+	Region    string `json:"region"`
+	AccessKey string `json:"access_key"`
+	SecretKey string `json:"secret_key"`
+	UseSSL    bool   `json:"use_ssl"`
+}
+
+// Captcha holds the providers' siteverify endpoints (overridable for tests and proxies).
+type Captcha struct {
+	Turnstile Provider `json:"turnstile"`
+	HCaptcha  Provider `json:"hcaptcha"`
+	ReCaptcha Provider `json:"recaptcha"`
+}
+
+// Provider is one captcha provider's endpoint.
+type Provider struct {
+	VerifyURL string `json:"verify_url"`
+}
+
+// Plugins configures the Wasm host.
+type Plugins struct {
+	CacheDir string `json:"cache_dir"`
+	PoolSize int    `json:"pool_size"`
+}
+
+// Default returns the configuration with every default filled in.
+func Default() Config {
+	return Config{
+		Listen:          ":8787",
+		Data:            "./data",
+		PublicURL:       "http://localhost:8787",
+		LogLevel:        "info",
+		LogFormat:       "text",
+		ShutdownTimeout: 15 * time.Second,
+		Storage:         Storage{SyncWrites: true},
+		Email:           Email{Transport: "outbox", Concurrency: 4, SMTP: SMTP{Port: 587, TLS: "starttls"}},
+		Files:           Files{Backend: "local", S3: S3{Region: "us-east-1", UseSSL: true}},
+		Captcha: Captcha{
+			Turnstile: Provider{VerifyURL: "https://challenges.cloudflare.com/turnstile/v0/siteverify"},
+			HCaptcha:  Provider{VerifyURL: "https://api.hcaptcha.com/siteverify"},
+			ReCaptcha: Provider{VerifyURL: "https://www.google.com/recaptcha/api/siteverify"},
+		},
+		Plugins: Plugins{PoolSize: 4},
+	}
+}
+
+// LoadFile merges the YAML file at path into c, refusing unknown keys.
+func (c *Config) LoadFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if err := yaml.UnmarshalStrict(data, c); err != nil {
+		return fmt.Errorf("config: %s: %w", path, err)
+	}
+	return nil
+}
+
+// LoadEnv applies every GATEHOUSE_<KEY> variable present in env (os.Environ form).
+func (c *Config) LoadEnv(env []string) error {
+	vars := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GATEHOUSE_") {
+			vars[k] = v
+		}
+	}
+	var errs []error
+	walk(reflect.ValueOf(c).Elem(), "", func(keyPath string, f reflect.Value) {
+		name := EnvName(keyPath)
+		v, ok := vars[name]
+		if !ok {
+			return
+		}
+		if err := setValue(f, v); err != nil {
+			errs = append(errs, fmt.Errorf("config: %s: %w", name, err))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// EnvName returns the environment variable of a dotted key: email.smtp.port -> GATEHOUSE_EMAIL_SMTP_PORT.
+func EnvName(keyPath string) string {
+	return "GATEHOUSE_" + strings.ToUpper(strings.ReplaceAll(keyPath, ".", "_"))
+}
+
+// Keys returns every dotted key of the configuration, in declaration order.
+func Keys() []string {
+	var out []string
+	c := Default()
+	walk(reflect.ValueOf(&c).Elem(), "", func(k string, _ reflect.Value) { out = append(out, k) })
+	return out
+}
+
+// Set sets one dotted key from its string form (used by flags and tests).
+func (c *Config) Set(keyPath, value string) error {
+	found := false
+	var err error
+	walk(reflect.ValueOf(c).Elem(), "", func(k string, f reflect.Value) {
+		if k == keyPath {
+			found = true
+			err = setValue(f, value)
+		}
+	})
+	if !found {
+		return fmt.Errorf("config: unknown key %q", keyPath)
+	}
+	return err
+}
+
+func walk(v reflect.Value, prefix string, fn func(string, reflect.Value)) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		name := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
+		path := name
+		if prefix != "" {
+			path = prefix + "." + name
+		}
+		f := v.Field(i)
+		if f.Kind() == reflect.Struct {
+			walk(f, path, fn)
+			continue
+		}
+		fn(path, f)
+	}
+}
+
+func setValue(f reflect.Value, s string) error {
+	switch f.Interface().(type) {
+	case time.Duration:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return err
+		}
+		f.SetInt(int64(d))
+		return nil
+	case []string:
+		var parts []string
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				parts = append(parts, p)
+			}
+		}
+		f.Set(reflect.ValueOf(parts))
+		return nil
+	}
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(s)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return err
+		}
+		f.SetBool(b)
+	case reflect.Int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return err
+		}
+		f.SetInt(int64(n))
+	default:
+		return fmt.Errorf("unsupported type %s", f.Type())
+	}
+	return nil
+}
+
+// Validate checks the loaded configuration once, before anything starts.
+func (c *Config) Validate() error {
+	var errs []error
+	u, err := url.Parse(c.PublicURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("public_url %q must be an absolute http(s) URL", c.PublicURL))
+	}
+	for _, h := range []struct{ name, v string }{{"asset_host", c.AssetHost}, {"embed_host", c.EmbedHost}} {
+		if h.v == "" {
+			continue
+		}
+		if u, err := url.Parse(h.v); err != nil || u.Host == "" {
+			errs = append(errs, fmt.Errorf("%s %q must be an absolute URL such as https://cdn.example.com", h.name, h.v))
+		}
+	}
+	if c.Email.Transport != "outbox" && c.Email.Transport != "smtp" {
+		errs = append(errs, fmt.Errorf("email.transport must be outbox or smtp, not %q", c.Email.Transport))
+	}
+	switch c.Email.SMTP.TLS {
+	case "none", "starttls", "implicit":
+	default:
+		errs = append(errs, fmt.Errorf("email.smtp.tls must be none, starttls or implicit, not %q", c.Email.SMTP.TLS))
+	}
+	if c.Email.Transport == "smtp" && c.Email.SMTP.Host == "" {
+		errs = append(errs, errors.New("email.smtp.host is required with email.transport smtp"))
+	}
+	if c.Files.Backend != "local" && c.Files.Backend != "s3" {
+		errs = append(errs, fmt.Errorf("files.backend must be local or s3, not %q", c.Files.Backend))
+	}
+	if c.Data == "" {
+		errs = append(errs, errors.New("data must name a folder"))
+	}
+	return errors.Join(errs...)
+}
+
+// BaseURL returns {public_url}/<segment> without a trailing slash.
+func (c *Config) BaseURL(segment string) string {
+	return strings.TrimRight(c.PublicURL, "/") + "/" + segment
+}
+
+// AssetBaseURL returns {asset_host}: asset_host when set, else {public_url}/cdn.
+func (c *Config) AssetBaseURL() string {
+	if c.AssetHost != "" {
+		return strings.TrimRight(c.AssetHost, "/")
+	}
+	return c.BaseURL("cdn")
+}
+
+// EmbedBaseURL returns {embed_host}: embed_host when set, else {public_url}/embed.
+func (c *Config) EmbedBaseURL() string {
+	if c.EmbedHost != "" {
+		return strings.TrimRight(c.EmbedHost, "/")
+	}
+	return c.BaseURL("embed")
+}

@@ -1,0 +1,104 @@
+// Package httpx holds what every HTTP route shares: the error envelope and the one mapper from
+// typed errors to API codes, the list envelope, signed cursors, body limits, request ids,
+// access logs and panic recovery.
+package httpx
+
+import (
+	"errors"
+	"fmt"
+)
+
+// FieldProblem names one invalid input field in a VALIDATION_FAILED answer.
+type FieldProblem struct {
+	Field   string `json:"field"`
+	Problem string `json:"problem"`
+}
+
+// Error is the one typed API error: the public status, code and message kept apart from the
+// internal cause. Services return it (or wrap it); the fiber ErrorHandler renders it.
+type Error struct {
+	Status  int
+	Code    string // empty for the interface's "dash" answers (401, 413)
+	Message string
+	Details []FieldProblem
+	// Header holds extra response headers (Retry-After, WWW-Authenticate).
+	Header map[string]string
+	Err    error
+}
+
+// New returns an API error with a status, code and human message, wrapping cause (may be nil).
+func New(status int, code, message string, cause error) *Error {
+	return &Error{Status: status, Code: code, Message: message, Err: cause}
+}
+
+// Validation returns a 400 VALIDATION_FAILED error listing the bad fields.
+func Validation(problems ...FieldProblem) *Error {
+	msg := "the request is invalid"
+	if len(problems) > 0 {
+		msg = fmt.Sprintf("%s: %s", problems[0].Field, problems[0].Problem)
+	}
+	return &Error{Status: 400, Code: CodeValidationFailed, Message: msg, Details: problems}
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	s := fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the internal cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is matches another *Error with the same status and code, so sentinel API errors work with errors.Is.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Status == e.Status && t.Code == e.Code
+}
+
+// WithHeader returns a copy of e that also sets header k=v on the response.
+func (e *Error) WithHeader(k, v string) *Error {
+	c := *e
+	c.Header = map[string]string{k: v}
+	for hk, hv := range e.Header {
+		if hk != k {
+			c.Header[hk] = hv
+		}
+	}
+	return &c
+}
+
+// Codes shared by every product (decisions.md section 2).
+const (
+	CodeValidationFailed = "VALIDATION_FAILED"
+	CodeForbidden        = "FORBIDDEN"
+	CodeNotFound         = "NOT_FOUND"
+	CodeRateLimited      = "RATE_LIMITED"
+	CodeInternal         = "INTERNAL"
+	CodeInvalidCursor    = "INVALID_CURSOR"
+)
+
+// Shared API errors.
+var (
+	// ErrNotFound is an unknown route.
+	ErrNotFound = New(404, CodeNotFound, "no such route", nil)
+	// ErrInternal hides every unexpected failure; the cause is logged, never sent.
+	ErrInternal = New(500, CodeInternal, "internal error", nil)
+	// ErrInvalidCursor is a forged, foreign or damaged cursor.
+	ErrInvalidCursor = New(400, CodeInvalidCursor, "the cursor is not valid for this query", nil)
+	// ErrTooLarge is a body over the route's limit (413 has no code in the interface).
+	ErrTooLarge = New(413, "", "payload too large", nil)
+	// ErrUnauthorized is a missing, malformed, unknown or revoked key (401 has no code).
+	ErrUnauthorized = New(401, "", "a valid API key is required", nil)
+)
+
+// As returns the *Error in err's chain, or ErrInternal wrapping err when there is none.
+func As(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Status: ErrInternal.Status, Code: ErrInternal.Code, Message: ErrInternal.Message, Err: err}
+}

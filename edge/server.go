@@ -1,0 +1,195 @@
+package edge
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+)
+
+// Product is one public product (or host) mounted under {public_url}/<Segment>.
+type Product interface {
+	// Segment is the path segment of the product's base URL: email, files, forms, membership,
+	// records, or cdn / embed for the asset and embed hosts.
+	Segment() string
+	// Mount registers the product's routes on r (already under the segment).
+	Mount(r fiber.Router)
+}
+
+// AdminProduct is a product that also offers dashboard functions under /admin/v1.
+type AdminProduct interface {
+	MountAdmin(r fiber.Router)
+}
+
+// MaxBodyBytes is the largest body the server reads at all; routes set tighter limits with
+// httpx.BodyLimit (forms: 1 MB JSON, 10 MB multipart; files: 5 MB per upload).
+const MaxBodyBytes = 12 << 20
+
+// Options configures New.
+type Options struct {
+	Config   config.Config
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+	// Products are mounted in order; AdminProducts among them also get admin routes.
+	Products []Product
+	// Admin mounts the foundation's own admin routes (apply, keys).
+	Admin []AdminProduct
+	// Ready reports whether storage and indexes are ready; nil error means ready.
+	Ready func() error
+}
+
+// Server is the gateway's HTTP server.
+type Server struct {
+	app     *fiber.App
+	log     *slog.Logger
+	metrics *httpMetrics
+}
+
+// New builds the fiber app with the middleware order: request id, access log (which renders
+// errors), recover, host routing, then the routes.
+func New(o Options) (*Server, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	reg := o.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	cfg := o.Config
+	pub, err := url.Parse(cfg.PublicURL)
+	if err != nil {
+		return nil, err
+	}
+	base := strings.TrimRight(pub.Path, "/")
+	app := fiber.New(fiber.Config{
+		AppName:                 "gatehouse",
+		DisableStartupMessage:   true,
+		ErrorHandler:            httpx.ErrorHandler(log),
+		BodyLimit:               MaxBodyBytes,
+		ReadTimeout:             30 * time.Second,
+		WriteTimeout:            60 * time.Second,
+		IdleTimeout:             120 * time.Second,
+		UnescapePath:            true,
+		EnableTrustedProxyCheck: true,
+		TrustedProxies:          cfg.TrustedProxies,
+		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
+	})
+	s := &Server{app: app, log: log, metrics: newHTTPMetrics(reg)}
+	app.Use(httpx.RequestID())
+	app.Use(httpx.AccessLog(log, s.metrics.observe))
+	app.Use(httpx.Recover(log))
+	if mw := hostRouting(cfg, base); mw != nil {
+		app.Use(mw)
+	}
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	app.Get("/readyz", func(c *fiber.Ctx) error {
+		if o.Ready != nil {
+			if err := o.Ready(); err != nil {
+				return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "message": err.Error()})
+			}
+		}
+		return c.JSON(fiber.Map{"status": "ready"})
+	})
+	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+
+	admin := app.Group(base+"/admin/v1", adminAuth(cfg.AdminToken))
+	for _, a := range o.Admin {
+		a.MountAdmin(admin)
+	}
+	for _, p := range o.Products {
+		p.Mount(app.Group(base + "/" + p.Segment()))
+		if a, ok := p.(AdminProduct); ok {
+			a.MountAdmin(admin)
+		}
+	}
+	app.Use(func(c *fiber.Ctx) error { return httpx.ErrNotFound })
+	return s, nil
+}
+
+func proxyHeader(trusted []string) string {
+	if len(trusted) == 0 {
+		return ""
+	}
+	return fiber.HeaderXForwardedFor
+}
+
+// ErrAdminToken is a missing or wrong admin token.
+var ErrAdminToken = httpx.New(401, "", "a valid admin token is required", nil)
+
+// adminAuth guards /admin/v1 with the bearer admin token; with no token configured the admin
+// API does not exist (404).
+func adminAuth(token string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if token == "" {
+			return httpx.ErrNotFound
+		}
+		h := c.Get(fiber.HeaderAuthorization)
+		got, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="gatehouse-admin"`)
+			return ErrAdminToken
+		}
+		return c.Next()
+	}
+}
+
+// hostRouting sends requests whose Host is the configured asset or embed host to the /cdn or
+// /embed mount, so both the own-host and the path-prefix forms work.
+func hostRouting(cfg config.Config, base string) fiber.Handler {
+	hosts := map[string]string{}
+	pubHost := hostOf(cfg.PublicURL)
+	if h := hostOf(cfg.AssetHost); h != "" && h != pubHost {
+		hosts[h] = base + "/cdn"
+	}
+	if h := hostOf(cfg.EmbedHost); h != "" && h != pubHost {
+		hosts[h] = base + "/embed"
+	}
+	if len(hosts) == 0 {
+		return nil
+	}
+	return func(c *fiber.Ctx) error {
+		if prefix, ok := hosts[strings.ToLower(c.Hostname())]; ok && !strings.HasPrefix(c.Path(), prefix+"/") {
+			c.Path(prefix + c.Path())
+		}
+		return c.Next()
+	}
+}
+
+func hostOf(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Host)
+}
+
+// App returns the fiber app (tests use it with app.Test or a listener).
+func (s *Server) App() *fiber.App { return s.app }
+
+// Serve accepts connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.app.Listener(ln)
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting, waits for in-flight requests until ctx ends, then returns.
+func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }

@@ -1,0 +1,137 @@
+// Package store keeps every product's data in one badger database, under tenant-first keys.
+//
+// It is the only package that imports badger. Products own their key prefixes and build keys
+// with Key; they read and write through View and Update, one transaction per logical write.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// Sentinel errors returned by the store.
+var (
+	// ErrNotFound reports that a key has no value.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict reports that a concurrent transaction changed what this one read; retry it.
+	ErrConflict = errors.New("store: transaction conflict")
+	// ErrTooBig reports that a transaction holds more writes than one commit can take.
+	ErrTooBig = errors.New("store: transaction too big")
+)
+
+// Options configures Open.
+type Options struct {
+	// Dir is the data folder; ignored when InMemory is set.
+	Dir string
+	// SyncWrites makes every commit durable (fsync) before it returns.
+	SyncWrites bool
+	// InMemory keeps everything in memory (tests and benchmarks only).
+	InMemory bool
+	// Logger receives badger's own logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// DB is an open badger database.
+type DB struct {
+	bdb  *badger.DB
+	sync bool
+}
+
+// Open opens (or creates) the database described by opts.
+func Open(opts Options) (*DB, error) {
+	bo := badger.DefaultOptions(opts.Dir)
+	if opts.InMemory {
+		bo = badger.DefaultOptions("").WithInMemory(true)
+	} else if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
+		return nil, fmt.Errorf("store: create data folder: %w", err)
+	}
+	bo = bo.WithSyncWrites(opts.SyncWrites).
+		WithLogger(slogAdapter{l: opts.Logger}).
+		WithNumVersionsToKeep(1).
+		WithMetricsEnabled(false)
+	bdb, err := badger.Open(bo)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %q: %w", opts.Dir, err)
+	}
+	return &DB{bdb: bdb, sync: opts.SyncWrites}, nil
+}
+
+// Close flushes and closes the database. It tolerates a nil or half-open DB.
+func (db *DB) Close() error {
+	if db == nil || db.bdb == nil {
+		return nil
+	}
+	return db.bdb.Close()
+}
+
+// SyncWrites reports whether commits are durable before they return.
+func (db *DB) SyncWrites() bool { return db.sync }
+
+// Sync forces buffered writes to disk; used when sync_writes is off but a caller needs durability.
+func (db *DB) Sync() error { return db.bdb.Sync() }
+
+// Size reports the on-disk size of the LSM tree and the value log in bytes.
+func (db *DB) Size() (lsm, vlog int64) { return db.bdb.Size() }
+
+// View runs fn in a read-only transaction.
+func (db *DB) View(ctx context.Context, fn func(*Txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.bdb.View(func(t *badger.Txn) error { return fn(&Txn{t: t}) })
+}
+
+// Update runs fn in a read-write transaction and commits it when fn returns nil.
+// A conflict with a concurrent writer is retried a few times before ErrConflict is returned.
+func (db *DB) Update(ctx context.Context, fn func(*Txn) error) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		err = db.bdb.Update(func(t *badger.Txn) error { return fn(&Txn{t: t}) })
+		if !errors.Is(err, badger.ErrConflict) {
+			return mapErr(err)
+		}
+		time.Sleep(time.Duration(attempt+1) * time.Millisecond)
+	}
+	return fmt.Errorf("%w: %v", ErrConflict, err)
+}
+
+// Batch is a write-only batch for bulk loads: many keys, many internal commits, no reads.
+type Batch struct{ wb *badger.WriteBatch }
+
+// NewBatch starts a bulk write batch. Call Flush to commit what is left, or Cancel.
+func (db *DB) NewBatch() *Batch { return &Batch{wb: db.bdb.NewWriteBatch()} }
+
+// Set queues key=val in the batch.
+func (b *Batch) Set(key, val []byte) error { return b.wb.Set(key, val) }
+
+// Delete queues the removal of key in the batch.
+func (b *Batch) Delete(key []byte) error { return b.wb.Delete(key) }
+
+// Flush commits everything queued and waits for it.
+func (b *Batch) Flush() error { return b.wb.Flush() }
+
+// Cancel drops what has not been committed yet.
+func (b *Batch) Cancel() { b.wb.Cancel() }
+
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return fmt.Errorf("%w: %v", ErrNotFound, err)
+	case errors.Is(err, badger.ErrTxnTooBig):
+		return fmt.Errorf("%w: %v", ErrTooBig, err)
+	case errors.Is(err, badger.ErrConflict):
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	return err
+}
