@@ -18,7 +18,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -94,7 +96,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	keys := auth.New(ten, 10000)
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 
-	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg})
+	secret, err := ten.Secret(ctx, "cursor-key", 32)
+	if err != nil {
+		return err
+	}
+	cursors, err := httpx.NewCursors(secret)
+	if err != nil {
+		return err
+	}
+	blobs, err := blob.NewLocal(filepath.Join(cfg.Data, "blobs"))
+	if err != nil {
+		return err
+	}
+	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg, cursors: cursors, blobs: blobs})
 	if err != nil {
 		return err
 	}

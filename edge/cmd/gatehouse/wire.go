@@ -9,7 +9,9 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -22,6 +24,10 @@ type deps struct {
 	tenancy *tenancy.Service
 	auth    *auth.Authenticator
 	reg     prometheus.Registerer
+	// cursors signs pagination cursors with a secret kept in the database.
+	cursors *httpx.Cursors
+	// blobs stores uploaded bytes (assets, form attachments).
+	blobs blob.Store
 }
 
 // component is a product's background part: started after the server listens, stopped on shutdown.
