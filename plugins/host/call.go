@@ -1,0 +1,163 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// call runs one hook of one plugin: breaker, pooled instance, deadline,
+// metrics. decode reads the guest's output before the instance goes back
+// to the pool (the output buffer belongs to the instance).
+func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode func(out []byte) error) error {
+	m := pl.met[hook]
+	m.calls.Inc()
+	now := time.Now()
+	if !pl.breaker.allow(now) {
+		m.errors.WithLabelValues("circuit_open").Inc()
+		return fmt.Errorf("%w: %s: %w", ErrPluginFailed, pl.reg.Name, ErrCircuitOpen)
+	}
+	deadline := now.Add(pl.timeout)
+	callCtx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+
+	inst, err := pl.pool.get(callCtx, deadline)
+	if err != nil {
+		kind := "start"
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, ErrPoolBusy) || errors.Is(err, context.DeadlineExceeded):
+			kind, err = "pool_busy", ErrPoolBusy
+		case errors.Is(err, ErrMemoryLimit):
+			kind = "memory"
+		}
+		return pl.failed(m, kind, err, now)
+	}
+
+	cs := &inst.cs
+	*cs = callState{pl: pl, input: input, output: cs.output[:0], outputLimit: max(1<<20, 2*len(input))}
+	inst.setClock(pl.h.opts.Clock())
+	inst.stack = inst.stack[:1]
+	err = inst.fns[hook].CallWithStack(context.WithValue(callCtx, callKey{}, cs), inst.stack)
+
+	drop := err != nil
+	var kind string
+	switch {
+	case err == nil:
+		switch code := uint32(inst.stack[0]); {
+		case cs.overflow:
+			kind, err = "output", fmt.Errorf("%w: output larger than %d bytes", ErrBadOutput, cs.outputLimit)
+		case code == hookError:
+			kind, err = "guest_error", fmt.Errorf("%w: %s", ErrGuestError, guestMessage(cs.output))
+		case code != hookOK:
+			kind, err = "output", fmt.Errorf("%w: hook returned %d", ErrBadOutput, code)
+		default:
+			if derr := decode(cs.output); derr != nil {
+				kind, err = "output", fmt.Errorf("%w: %w", ErrBadOutput, derr)
+			}
+		}
+	case inst.mem.hit:
+		kind, err = "memory", fmt.Errorf("%w: %w", ErrMemoryLimit, err)
+	case ctx.Err() != nil:
+		// The caller gave up; not the plugin's fault.
+		pl.pool.put(inst, true)
+		cs.reset()
+		return ctx.Err()
+	case callCtx.Err() != nil:
+		kind, err = "timeout", fmt.Errorf("%w after %v", ErrTimeout, pl.timeout)
+		m.timeouts.Inc()
+	default:
+		kind, err = "trap", fmt.Errorf("%w: %w", ErrTrap, err)
+	}
+	if !drop && inst.memoryBytes() > pl.memCap/4*3 {
+		drop = true // a Go heap never shrinks: start afresh
+		pl.h.log.Debug("plugin instance dropped for memory", "project", pl.reg.Project, "plugin", pl.reg.Name,
+			"bytes", inst.memoryBytes())
+	}
+	cs.reset()
+	pl.pool.put(inst, drop)
+	if err != nil {
+		return pl.failed(m, kind, err, now)
+	}
+	pl.breaker.success()
+	m.latency.Observe(time.Since(now).Seconds())
+	return nil
+}
+
+func (cs *callState) reset() {
+	cs.input, cs.fetchBody = nil, nil
+	if cap(cs.output) > 64<<10 {
+		cs.output = nil
+	}
+}
+
+func (pl *plugin) failed(m *hookMetrics, kind string, err error, start time.Time) error {
+	m.errors.WithLabelValues(kind).Inc()
+	m.latency.Observe(time.Since(start).Seconds())
+	if pl.breaker.failure(time.Now()) {
+		pl.h.log.Warn("plugin circuit breaker opened", "project", pl.reg.Project, "plugin", pl.reg.Name,
+			"cooldown", pl.breaker.cooldown)
+	}
+	pl.h.log.Warn("plugin call failed", "project", pl.reg.Project, "plugin", pl.reg.Name, "kind", kind, "err", err)
+	pl.logs.Add("host: call failed (" + kind + "): " + err.Error())
+	return fmt.Errorf("%w: %s: %w", ErrPluginFailed, pl.reg.Name, err)
+}
+
+func guestMessage(out []byte) string {
+	const max = 300
+	if len(out) > max {
+		return string(out[:max]) + "…"
+	}
+	if len(out) == 0 {
+		return "(no message)"
+	}
+	return string(out)
+}
+
+// breaker opens after threshold consecutive failures and stays open for
+// cooldown; then one trial call is let through (half-open), whose outcome
+// closes or reopens it.
+type breaker struct {
+	threshold int
+	cooldown  time.Duration
+
+	mu        sync.Mutex
+	failures  int
+	openUntil time.Time
+	trial     bool
+}
+
+func (b *breaker) allow(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.failures < b.threshold {
+		return true
+	}
+	if now.Before(b.openUntil) || b.trial {
+		return false
+	}
+	b.trial = true
+	return true
+}
+
+func (b *breaker) success() {
+	b.mu.Lock()
+	b.failures, b.trial = 0, false
+	b.mu.Unlock()
+}
+
+// failure records a failed call and reports whether it opened the breaker.
+func (b *breaker) failure(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failures++
+	b.trial = false
+	if b.failures >= b.threshold {
+		b.openUntil = now.Add(b.cooldown)
+		return true
+	}
+	return false
+}

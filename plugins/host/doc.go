@@ -1,0 +1,34 @@
+// Package host runs tenant Wasm plugins on wazero for the Gatehouse hook
+// points (forms.submit, records.read, email.send, captcha.verify).
+//
+// It is the only package of the module that imports wazero, and it knows
+// nothing of HTTP or of the products: products call the hook methods of a
+// *Host (FormsSubmit, RecordsRead, EmailSend, CaptchaVerify) with plain Go
+// values, through small interfaces they declare themselves.
+//
+// Lifecycle:
+//
+//	h, err := host.New(ctx, host.Options{CacheDir: dataDir + "/wasm-cache", Logger: log, Registerer: reg})
+//	defer h.Close(ctx)
+//	err = h.Register(ctx, host.Registration{Project: "demo", Name: "spam-guard", Module: wasm,
+//		Hooks: []string{host.HookFormsSubmit}, Config: map[string]string{"blockedWords": "casino"}})
+//	v, err := h.FormsSubmit(ctx, "demo", "contact", data)
+//
+// What the host guarantees, per plugin: modules are compiled once (an LRU of
+// compiled modules in memory, wazero's compilation cache on disk); each
+// project has its own wazero runtime; each plugin has a capped pool of warm
+// instances, each serving one call at a time; an instance is dropped after
+// a trap, a timeout or when its memory grows past three quarters of its
+// cap; every call runs under a deadline enforced inside guest loops
+// (WithCloseOnContextDone); memory is capped per plugin; guests get no
+// file system, no environment, a wall clock frozen at the start of each
+// call and a random source from the host; stdout, stderr and the log host
+// function go to a bounded per-plugin log buffer (Host.Logs); repeated
+// failures open a circuit breaker; each registration carries its failure
+// policy (fail-open or fail-closed). The only way out is http_fetch, which
+// is granted only to modules that import it and have allowHosts.
+//
+// The ABI (import module gatehouse_v1, export gatehouse_abi_v1, one export
+// per hook) is specified in docs/plugins.md; plugins/pdk implements the
+// guest side for Go.
+package host

@@ -1,0 +1,331 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Host runs the plugins of every project. It is safe for concurrent use.
+type Host struct {
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics
+	cache   wazero.CompilationCache
+	client  *http.Client
+
+	compileMu sync.Mutex // one compilation at a time, as wazero recommends
+
+	mu       sync.Mutex
+	closed   bool
+	projects map[string]*project
+	compiled *lru.Cache[compiledKey, *compiledEntry]
+}
+
+// project is one tenant project: its own wazero runtime and its plugins.
+type project struct {
+	id      string
+	rt      wazero.Runtime
+	plugins atomic.Pointer[[]*plugin] // registration order, copy-on-write
+}
+
+type compiledKey struct {
+	project string
+	sum     [32]byte
+}
+
+// compiledEntry is a compiled module shared by every registration of the
+// same bytes in one project. It is closed when no registration uses it and
+// the LRU has let it go.
+type compiledEntry struct {
+	mod     wazero.CompiledModule
+	refs    int  // guarded by Host.mu
+	inCache bool // guarded by Host.mu
+}
+
+// New creates a Host. Close it to release runtimes and the cache.
+func New(ctx context.Context, opts Options) (*Host, error) {
+	opts = opts.withDefaults()
+	h := &Host{opts: opts, log: opts.Logger, projects: map[string]*project{}}
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	h.metrics = m
+	if opts.CacheDir != "" {
+		if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
+			m.unregister(opts.Registerer)
+			return nil, fmt.Errorf("host: cache dir: %w", err)
+		}
+		h.cache, err = wazero.NewCompilationCacheWithDir(opts.CacheDir)
+		if err != nil {
+			m.unregister(opts.Registerer)
+			return nil, fmt.Errorf("host: compilation cache: %w", err)
+		}
+	} else {
+		h.cache = wazero.NewCompilationCache()
+	}
+	h.compiled, _ = lru.NewWithEvict(opts.CompiledCacheSize, func(_ compiledKey, e *compiledEntry) {
+		// Called with h.mu held (every LRU mutation happens under it).
+		e.inCache = false
+		if e.refs == 0 {
+			_ = e.mod.Close(context.Background())
+		}
+	})
+	h.client = newFetchClient(opts)
+	return h, nil
+}
+
+// Close stops every plugin and releases the runtimes and the compilation
+// cache. Calls in flight fail; Close may be called more than once.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	projects := h.projects
+	h.projects = map[string]*project{}
+	h.mu.Unlock()
+
+	var errs []error
+	for _, p := range projects {
+		for _, pl := range p.list() {
+			pl.pool.close()
+		}
+		if err := p.rt.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	h.mu.Lock()
+	h.compiled.Purge()
+	h.mu.Unlock()
+	if h.cache != nil {
+		if err := h.cache.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	h.client.CloseIdleConnections()
+	h.metrics.unregister(h.opts.Registerer)
+	return errors.Join(errs...)
+}
+
+func (p *project) list() []*plugin {
+	if l := p.plugins.Load(); l != nil {
+		return *l
+	}
+	return nil
+}
+
+// projectFor returns the project's runtime, creating it on first use.
+// Called with h.mu held.
+func (h *Host) projectFor(ctx context.Context, id string) (*project, error) {
+	if p, ok := h.projects[id]; ok {
+		return p, nil
+	}
+	cfg := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(uint32(h.opts.MaxMemoryMB) * 16). // 64 KiB pages
+		WithCompilationCache(h.cache)
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("host: wasi: %w", err)
+	}
+	if err := h.instantiateABI(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("host: %s module: %w", abiModule, err)
+	}
+	p := &project{id: id, rt: rt}
+	h.projects[id] = p
+	return p, nil
+}
+
+// compile returns the compiled module for wasm in project p, from the LRU
+// when it is there, and takes a reference on it.
+func (h *Host) compile(ctx context.Context, p *project, wasm []byte) (*compiledEntry, error) {
+	key := compiledKey{project: p.id, sum: sha256.Sum256(wasm)}
+	h.compileMu.Lock()
+	defer h.compileMu.Unlock()
+	h.mu.Lock()
+	if e, ok := h.compiled.Get(key); ok {
+		e.refs++
+		h.mu.Unlock()
+		return e, nil
+	}
+	h.mu.Unlock()
+	mod, err := p.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
+	}
+	e := &compiledEntry{mod: mod, refs: 1, inCache: true}
+	h.mu.Lock()
+	h.compiled.Add(key, e)
+	h.mu.Unlock()
+	return e, nil
+}
+
+func (h *Host) release(e *compiledEntry) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e.refs--
+	if e.refs == 0 && !e.inCache {
+		_ = e.mod.Close(context.Background())
+	}
+}
+
+// Register compiles (or reuses) the module, checks its ABI marker, hook
+// exports and imports, starts one warm instance, and then swaps it in for
+// any plugin of the same project and name: calls that start afterwards use
+// the new module, calls in flight finish on the old one.
+func (h *Host) Register(ctx context.Context, r Registration) error {
+	r, err := r.normalize(h.opts)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ErrClosed
+	}
+	p, err := h.projectFor(ctx, r.Project)
+	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	ce, err := h.compile(ctx, p, r.Module)
+	if err != nil {
+		return err
+	}
+	pl, err := h.newPlugin(ctx, p, r, ce)
+	if err != nil {
+		h.release(ce)
+		return err
+	}
+
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		pl.pool.close()
+		return ErrClosed
+	}
+	old := p.list()
+	next := make([]*plugin, 0, len(old)+1)
+	var replaced *plugin
+	for _, o := range old {
+		if o.reg.Name == r.Name {
+			replaced = o
+			next = append(next, pl)
+		} else {
+			next = append(next, o)
+		}
+	}
+	if replaced == nil {
+		next = append(next, pl)
+	}
+	p.plugins.Store(&next)
+	h.mu.Unlock()
+
+	if replaced != nil {
+		replaced.pool.close()
+	}
+	h.log.Info("plugin registered", "project", r.Project, "plugin", r.Name, "hooks", r.Hooks,
+		"replaced", replaced != nil, "abiMinor", pl.abiMinor)
+	return nil
+}
+
+// Unregister removes a plugin; calls in flight finish. Unknown names are
+// ignored.
+func (h *Host) Unregister(project, name string) {
+	h.mu.Lock()
+	p, ok := h.projects[project]
+	if !ok {
+		h.mu.Unlock()
+		return
+	}
+	old := p.list()
+	next := make([]*plugin, 0, len(old))
+	var removed *plugin
+	for _, o := range old {
+		if o.reg.Name == name {
+			removed = o
+			continue
+		}
+		next = append(next, o)
+	}
+	p.plugins.Store(&next)
+	h.mu.Unlock()
+	if removed != nil {
+		removed.pool.close()
+		h.metrics.forget(project, name)
+		h.log.Info("plugin unregistered", "project", project, "plugin", name)
+	}
+}
+
+// Plugins lists the names of a project's plugins in call order.
+func (h *Host) Plugins(project string) []string {
+	h.mu.Lock()
+	p, ok := h.projects[project]
+	h.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	var names []string
+	for _, pl := range p.list() {
+		names = append(names, pl.reg.Name)
+	}
+	return names
+}
+
+// Logs returns the lines in a plugin's log buffer (its stdout, stderr and
+// log calls, oldest first, bounded by Options.LogBufferBytes).
+func (h *Host) Logs(project, name string) []string {
+	pl := h.find(project, name)
+	if pl == nil {
+		return nil
+	}
+	return pl.logs.Lines()
+}
+
+func (h *Host) find(project, name string) *plugin {
+	h.mu.Lock()
+	p, ok := h.projects[project]
+	h.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	for _, pl := range p.list() {
+		if pl.reg.Name == name {
+			return pl
+		}
+	}
+	return nil
+}
+
+// withHook returns the project's plugins that serve hook, in order.
+func (h *Host) withHook(project string, hook hookID) []*plugin {
+	h.mu.Lock()
+	p, ok := h.projects[project]
+	h.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	var out []*plugin
+	for _, pl := range p.list() {
+		if pl.hooks[hook] {
+			out = append(out, pl)
+		}
+	}
+	return out
+}

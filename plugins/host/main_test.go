@@ -1,0 +1,84 @@
+package host
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/plugins/internal/wasmbuild"
+)
+
+// mods holds every guest module the tests use, built once by TestMain from
+// plugins/examples and testdata/guests.
+var mods map[string][]byte
+
+// cacheDir is a compilation cache shared by the tests' hosts, so each
+// module is compiled to machine code once per test binary.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "gatehouse-plugins-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	cacheDir = filepath.Join(dir, "cache")
+	srcs := map[string]string{}
+	for _, ex := range []string{"spamguard", "redactor", "captcha-hmac", "turnstile"} {
+		srcs[ex] = filepath.Join("..", "examples", ex)
+	}
+	for _, g := range []string{"noop", "loop", "grow", "trap", "fetcher", "naivespam", "printer"} {
+		srcs[g] = filepath.Join("testdata", "guests", g)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	mods, err = wasmbuild.All(ctx, dir, srcs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "built %d guest modules in %v\n", len(mods), time.Since(start).Round(time.Millisecond))
+	}
+	return m.Run()
+}
+
+// newHost returns a Host closed at the end of the test.
+func newHost(t testing.TB, mutate func(*Options)) *Host {
+	t.Helper()
+	o := DefaultOptions()
+	o.CacheDir = cacheDir
+	if mutate != nil {
+		mutate(&o)
+	}
+	h, err := New(context.Background(), o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	return h
+}
+
+func mustRegister(t testing.TB, h *Host, r Registration) {
+	t.Helper()
+	if r.Project == "" {
+		r.Project = "demo"
+	}
+	if r.Module == nil {
+		r.Module = mods[r.Name]
+	}
+	if err := h.Register(context.Background(), r); err != nil {
+		t.Fatalf("Register(%s): %v", r.Name, err)
+	}
+}

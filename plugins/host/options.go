@@ -1,0 +1,156 @@
+package host
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Options configures a Host. Start from DefaultOptions and change fields;
+// New fills any zero field with its default.
+type Options struct {
+	// CacheDir holds wazero's on-disk compilation cache, so a restart does
+	// not recompile modules. Empty keeps compiled code in memory only.
+	CacheDir string
+	// Logger receives the host's own structured logs. Nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the plugin metrics. Nil keeps them in a private
+	// registry (never the global default one).
+	Registerer prometheus.Registerer
+
+	// PoolSize caps the instances of one plugin alive at once; each serves
+	// one call at a time. Default 4.
+	PoolSize int
+	// CompiledCacheSize is how many compiled modules the in-memory LRU
+	// keeps for reuse when a module is registered again. Default 64.
+	CompiledCacheSize int
+	// MaxMemoryMB is the ceiling any plugin may ask for in Limits.MemoryMB,
+	// and the memory limit of every project's wazero runtime. Default 128.
+	MaxMemoryMB int
+	// MaxTimeout is the ceiling for Limits.TimeoutMs. Default 5s.
+	MaxTimeout time.Duration
+
+	// BreakerThreshold consecutive failed calls open a plugin's circuit
+	// breaker for BreakerCooldown; calls meanwhile fail at once and the
+	// plugin's failure policy applies. Defaults 5 and 30s.
+	BreakerThreshold int
+	BreakerCooldown  time.Duration
+
+	// LogBufferBytes bounds each plugin's log buffer (stdout, stderr and
+	// the log host function). Default 64 KiB.
+	LogBufferBytes int
+
+	// Fetch limits for http_fetch, per plugin call.
+	Fetch FetchLimits
+
+	// Clock is the time source given to guests: the wall clock a guest
+	// reads is frozen at the start of each call. Default time.Now.
+	Clock func() time.Time
+	// Rand returns the random source of a new instance (what the guest's
+	// random_get reads). Default: a ChaCha8 stream seeded from crypto/rand.
+	Rand func() io.Reader
+
+	// AllowAddr decides which resolved IP addresses http_fetch may connect
+	// to. Default PublicAddr, which refuses loopback, private, link-local,
+	// metadata and other special ranges. Replace it in tests only (to reach
+	// an httptest server on 127.0.0.1).
+	AllowAddr func(netip.Addr) bool
+	// LookupHost resolves host names for http_fetch. Default
+	// net.DefaultResolver.LookupNetIP; tests use it to simulate DNS.
+	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
+}
+
+// FetchLimits caps what one plugin call may do through http_fetch.
+type FetchLimits struct {
+	CallsPerInvocation int           // default 4
+	MaxResponseBytes   int           // default 1 MiB
+	MaxRequestBytes    int           // default 64 KiB
+	Timeout            time.Duration // per fetch, default 5s (and never past the call's deadline)
+	MaxRedirects       int           // default 3
+}
+
+// Defaults for Registration limits.
+const (
+	DefaultMemoryMB  = 16
+	MinMemoryMB      = 8 // Go-built guests need at least this much
+	DefaultTimeoutMs = 100
+)
+
+// DefaultOptions returns the defaults described on each Options field.
+func DefaultOptions() Options {
+	return Options{
+		PoolSize:          4,
+		CompiledCacheSize: 64,
+		MaxMemoryMB:       128,
+		MaxTimeout:        5 * time.Second,
+		BreakerThreshold:  5,
+		BreakerCooldown:   30 * time.Second,
+		LogBufferBytes:    64 << 10,
+		Fetch: FetchLimits{
+			CallsPerInvocation: 4,
+			MaxResponseBytes:   1 << 20,
+			MaxRequestBytes:    64 << 10,
+			Timeout:            5 * time.Second,
+			MaxRedirects:       3,
+		},
+		Clock:     time.Now,
+		AllowAddr: PublicAddr,
+	}
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.PoolSize <= 0 {
+		o.PoolSize = d.PoolSize
+	}
+	if o.CompiledCacheSize <= 0 {
+		o.CompiledCacheSize = d.CompiledCacheSize
+	}
+	if o.MaxMemoryMB <= 0 {
+		o.MaxMemoryMB = d.MaxMemoryMB
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = d.MaxTimeout
+	}
+	if o.BreakerThreshold <= 0 {
+		o.BreakerThreshold = d.BreakerThreshold
+	}
+	if o.BreakerCooldown <= 0 {
+		o.BreakerCooldown = d.BreakerCooldown
+	}
+	if o.LogBufferBytes <= 0 {
+		o.LogBufferBytes = d.LogBufferBytes
+	}
+	if o.Fetch.CallsPerInvocation <= 0 {
+		o.Fetch.CallsPerInvocation = d.Fetch.CallsPerInvocation
+	}
+	if o.Fetch.MaxResponseBytes <= 0 {
+		o.Fetch.MaxResponseBytes = d.Fetch.MaxResponseBytes
+	}
+	if o.Fetch.MaxRequestBytes <= 0 {
+		o.Fetch.MaxRequestBytes = d.Fetch.MaxRequestBytes
+	}
+	if o.Fetch.Timeout <= 0 {
+		o.Fetch.Timeout = d.Fetch.Timeout
+	}
+	if o.Fetch.MaxRedirects <= 0 {
+		o.Fetch.MaxRedirects = d.Fetch.MaxRedirects
+	}
+	if o.Clock == nil {
+		o.Clock = d.Clock
+	}
+	if o.AllowAddr == nil {
+		o.AllowAddr = d.AllowAddr
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Registerer == nil {
+		o.Registerer = prometheus.NewRegistry()
+	}
+	return o
+}

@@ -1,0 +1,250 @@
+package host
+
+import (
+	"context"
+	crand "crypto/rand"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// pool keeps up to max instances of one plugin; each serves one call at a
+// time. Idle instances stay warm between calls.
+type pool struct {
+	pl      *plugin
+	proj    *project
+	slots   chan struct{} // one token per live-or-creatable instance
+	onEmpty func()
+
+	mu     sync.Mutex
+	idle   []*instance
+	live   int
+	closed bool
+}
+
+func newPool(pl *plugin, proj *project, max int, onEmpty func()) *pool {
+	return &pool{pl: pl, proj: proj, slots: make(chan struct{}, max), onEmpty: onEmpty}
+}
+
+// get returns an idle instance or starts a new one, waiting for a free
+// slot until deadline.
+func (p *pool) get(ctx context.Context, deadline time.Time) (*instance, error) {
+	select {
+	case p.slots <- struct{}{}:
+	default:
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		select {
+		case p.slots <- struct{}{}:
+		case <-t.C:
+			return nil, ErrPoolBusy
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.slots
+		return nil, ErrClosed
+	}
+	if n := len(p.idle); n > 0 {
+		inst := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return inst, nil
+	}
+	p.live++
+	p.mu.Unlock()
+	inst, err := p.start(ctx)
+	if err != nil {
+		p.mu.Lock()
+		p.live--
+		empty := p.closed && p.live == 0
+		p.mu.Unlock()
+		<-p.slots
+		if empty {
+			p.onEmpty()
+		}
+		return nil, err
+	}
+	return inst, nil
+}
+
+// put returns an instance after a call; drop closes it instead (after a
+// trap, a timeout, or when its memory grew too much).
+func (p *pool) put(inst *instance, drop bool) {
+	p.mu.Lock()
+	if !drop && !p.closed {
+		p.idle = append(p.idle, inst)
+		p.mu.Unlock()
+		<-p.slots
+		return
+	}
+	p.live--
+	empty := p.closed && p.live == 0
+	p.mu.Unlock()
+	inst.close()
+	<-p.slots
+	if empty {
+		p.onEmpty()
+	}
+}
+
+// close retires the pool: idle instances close now, busy ones when their
+// call ends; onEmpty runs once the last one is gone.
+func (p *pool) close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.live -= len(idle)
+	empty := p.live == 0
+	p.mu.Unlock()
+	for _, inst := range idle {
+		inst.close()
+	}
+	if empty {
+		p.onEmpty()
+	}
+}
+
+// instance is one instantiated module with its per-call clock.
+type instance struct {
+	mod    api.Module
+	fns    [numHooks]api.Function
+	marker api.Function
+	mem    *cappedMemory
+	stack  []uint64
+	cs     callState
+
+	wall int64 // unix nanoseconds the guest sees as "now" during a call
+	mono int64 // the guest's monotonic clock
+}
+
+func (p *pool) start(ctx context.Context) (*instance, error) {
+	pl := p.pl
+	opts := pl.h.opts
+	inst := &instance{stack: make([]uint64, 1)}
+	inst.setClock(opts.Clock())
+	inst.mem = &cappedMemory{max: pl.memCap}
+	var rnd io.Reader
+	if opts.Rand != nil {
+		rnd = opts.Rand()
+	} else {
+		var seed [32]byte
+		_, _ = crand.Read(seed[:])
+		rnd = mrand.NewChaCha8(seed)
+	}
+	out := pl.logs.Writer("stdout")
+	errw := pl.logs.Writer("stderr")
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions("_initialize").
+		WithStdout(out).
+		WithStderr(errw).
+		WithWalltime(func() (int64, int32) {
+			return inst.wall / 1e9, int32(inst.wall % 1e9)
+		}, sys.ClockResolution(1)).
+		WithNanotime(func() int64 {
+			inst.mono += 1000 // the guest's clock moves 1 µs per reading
+			return inst.mono
+		}, sys.ClockResolution(1)).
+		WithRandSource(rnd)
+
+	ctx, cancel := context.WithTimeout(ctx, opts.MaxTimeout)
+	defer cancel()
+	ctx = experimental.WithMemoryAllocator(ctx, inst.mem)
+	ctx = context.WithValue(ctx, callKey{}, &callState{pl: pl})
+	mod, err := p.proj.rt.InstantiateModule(ctx, pl.compiled.mod, cfg)
+	if err != nil {
+		if inst.mem.hit {
+			return nil, fmt.Errorf("%w: %w", ErrMemoryLimit, err)
+		}
+		return nil, err
+	}
+	inst.mod = mod
+	inst.marker = mod.ExportedFunction(abiMarker)
+	for id, on := range pl.hooks {
+		if on {
+			inst.fns[id] = mod.ExportedFunction(hookExports[id])
+		}
+	}
+	return inst, nil
+}
+
+func (inst *instance) setClock(now time.Time) {
+	inst.wall = now.UnixNano()
+	if inst.mono == 0 {
+		inst.mono = 1
+	}
+}
+
+func (inst *instance) abiMinor(ctx context.Context) (uint32, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	inst.stack = inst.stack[:1]
+	if err := inst.marker.CallWithStack(ctx, inst.stack); err != nil {
+		return 0, err
+	}
+	return uint32(inst.stack[0]), nil
+}
+
+func (inst *instance) close() {
+	if inst.mod != nil {
+		_ = inst.mod.Close(context.Background())
+	}
+}
+
+// memoryBytes is the guest's current linear memory size.
+func (inst *instance) memoryBytes() uint64 {
+	if m := inst.mod.Memory(); m != nil {
+		return uint64(m.Size())
+	}
+	return 0
+}
+
+// cappedMemory backs a guest's linear memory and refuses to grow it past
+// max: memory.grow then returns -1 in the guest (a Go guest dies with "out
+// of memory", which fails that call only).
+type cappedMemory struct {
+	max uint64
+	buf []byte
+	hit bool
+}
+
+// Allocate implements experimental.MemoryAllocator.
+func (c *cappedMemory) Allocate(capacity, max uint64) experimental.LinearMemory {
+	return c
+}
+
+// Reallocate implements experimental.LinearMemory.
+func (c *cappedMemory) Reallocate(size uint64) []byte {
+	if size > c.max {
+		c.hit = true
+		return nil
+	}
+	if size <= uint64(cap(c.buf)) {
+		c.buf = c.buf[:size]
+		return c.buf
+	}
+	newCap := min(max(size, 2*uint64(cap(c.buf))), c.max)
+	nb := make([]byte, size, newCap)
+	copy(nb, c.buf)
+	c.buf = nb
+	return nb
+}
+
+// Free implements experimental.LinearMemory.
+func (c *cappedMemory) Free() { c.buf = nil }
