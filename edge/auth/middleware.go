@@ -77,6 +77,11 @@ func (a *Authenticator) Require(rule Rule) fiber.Handler {
 		}
 		key, err := a.Check(c.UserContext(), value, rule)
 		if err != nil {
+			if !rule.SecretOnly {
+				// Browsers may read why a publishable-key route refused them (401, 403, 400):
+				// the answer holds no data, only the code.
+				c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+			}
 			return err
 		}
 		if !rule.SecretOnly && key.Kind == Publishable {
@@ -129,8 +134,9 @@ func (a *Authenticator) Check(ctx context.Context, value string, rule Rule) (*Ke
 }
 
 // Handle registers a product route guarded by rule. Routes that accept publishable keys are
-// open to browsers: they answer CORS preflights for any origin. Secret-only routes send no
-// Access-Control-Allow-Origin.
+// open to browsers: they answer CORS preflights for any origin, and their refusals (401, 403,
+// 400) carry Access-Control-Allow-Origin so a page can read the code. Secret-only routes send
+// no Access-Control-Allow-Origin.
 func (a *Authenticator) Handle(r fiber.Router, method, path string, rule Rule, handlers ...fiber.Handler) {
 	r.Add(method, path, append([]fiber.Handler{a.Require(rule)}, handlers...)...)
 	if !rule.SecretOnly {
