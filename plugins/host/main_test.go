@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -81,4 +82,14 @@ func mustRegister(t testing.TB, h *Host, r Registration) {
 	if err := h.Register(context.Background(), r); err != nil {
 		t.Fatalf("Register(%s): %v", r.Name, err)
 	}
+}
+
+type ioReader = io.Reader
+
+// zeroReader is a deterministic random source for tests.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

@@ -9,11 +9,11 @@ import (
 // Errors reported by the host functions; each matches one negative status
 // code of the ABI.
 var (
-	ErrNotFound = errors.New("pdk: not found")                   // -1
-	ErrDenied   = errors.New("pdk: denied by the host")          // -2
-	ErrLimit    = errors.New("pdk: host limit exceeded")         // -3
-	ErrInvalid  = errors.New("pdk: invalid argument")            // -4
-	ErrFailed   = errors.New("pdk: host operation failed")       // -5
+	ErrNotFound = errors.New("pdk: not found")                    // -1
+	ErrDenied   = errors.New("pdk: denied by the host")           // -2
+	ErrLimit    = errors.New("pdk: host limit exceeded")          // -3
+	ErrInvalid  = errors.New("pdk: invalid argument")             // -4
+	ErrFailed   = errors.New("pdk: host operation failed")        // -5
 	ErrNoHost   = errors.New("pdk: not running inside gatehouse") // outside wasip1
 )
 
