@@ -4,6 +4,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -28,12 +29,12 @@ type Config struct {
 	LogLevel       string   `json:"log_level"`
 	LogFormat      string   `json:"log_format"`
 	// ShutdownTimeout bounds the graceful drain on SIGTERM.
-	ShutdownTimeout time.Duration `json:"shutdown_timeout"`
-	Storage         Storage       `json:"storage"`
-	Email           Email         `json:"email"`
-	Files           Files         `json:"files"`
-	Captcha         Captcha       `json:"captcha"`
-	Plugins         Plugins       `json:"plugins"`
+	ShutdownTimeout Duration `json:"shutdown_timeout"`
+	Storage         Storage  `json:"storage"`
+	Email           Email    `json:"email"`
+	Files           Files    `json:"files"`
+	Captcha         Captcha  `json:"captcha"`
+	Plugins         Plugins  `json:"plugins"`
 }
 
 // Storage configures the embedded database.
@@ -99,7 +100,7 @@ func Default() Config {
 		PublicURL:       "http://localhost:8787",
 		LogLevel:        "info",
 		LogFormat:       "text",
-		ShutdownTimeout: 15 * time.Second,
+		ShutdownTimeout: Duration(15 * time.Second),
 		Storage:         Storage{SyncWrites: true},
 		Email:           Email{Transport: "outbox", Concurrency: 4, SMTP: SMTP{Port: 587, TLS: "starttls"}},
 		Files:           Files{Backend: "local", S3: S3{Region: "us-east-1", UseSSL: true}},
@@ -194,7 +195,7 @@ func walk(v reflect.Value, prefix string, fn func(string, reflect.Value)) {
 
 func setValue(f reflect.Value, s string) error {
 	switch f.Interface().(type) {
-	case time.Duration:
+	case Duration:
 		d, err := time.ParseDuration(s)
 		if err != nil {
 			return err
@@ -287,3 +288,31 @@ func (c *Config) EmbedBaseURL() string {
 	}
 	return c.BaseURL("embed")
 }
+
+// Duration is a time.Duration written as "15s" in YAML and the environment.
+type Duration time.Duration
+
+// UnmarshalJSON reads "15s" (or a number of nanoseconds).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n int64
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("duration must be a string such as \"15s\"")
+		}
+		*d = Duration(n)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the "15s" form.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets tests start this test binary as the real gatehouse process.
+func TestMain(m *testing.M) {
+	if os.Getenv("GATEHOUSE_TEST_AS_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// proc is a gatehouse process started from this test binary.
+type proc struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+func startProc(t *testing.T, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), "GATEHOUSE_TEST_AS_MAIN=1", "GATEHOUSE_ADMIN_TOKEN=restart-token", "GATEHOUSE_LOG_LEVEL=info")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	deadline := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
+	defer deadline.Stop()
+	for sc.Scan() {
+		if addr, ok := strings.CutPrefix(sc.Text(), "Gatehouse "); ok {
+			if _, a, ok := strings.Cut(addr, "listening on "); ok {
+				p.url = "http://" + a
+				break
+			}
+		}
+	}
+	if p.url == "" {
+		_ = cmd.Wait()
+		t.Fatalf("gatehouse did not start: %s", p.stderr)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if err != nil {
+			t.Fatalf("gatehouse exited with %v: %s", err, p.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("gatehouse did not stop on SIGTERM")
+	}
+	if !strings.Contains(p.stderr.String(), "storage closed") {
+		t.Errorf("no clean storage close in log: %s", p.stderr)
+	}
+}
+
+func (p *proc) admin(t *testing.T, method, path, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, p.url+"/admin/v1"+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer restart-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw
+}
+
+// Apply, SIGTERM, restart on the same data folder: everything acknowledged is there.
+func TestRestartKeepsAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	cfg := filepath.Join(data, "empty.yaml")
+	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, "--data", data, "--config", cfg, "--tenants", "../../../configs/demo.tenants.yaml")
+	if code, body := p.admin(t, "GET", "/orgs/acme/keys", ""); code != 200 || !strings.Contains(string(body), `"name":"web"`) {
+		t.Fatalf("keys after start: %d %s", code, body)
+	}
+	// The CLI against the running server.
+	env := []string{"GATEHOUSE_SERVER=" + p.url, "GATEHOUSE_ADMIN_TOKEN=restart-token"}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"keys", "create", "--org", "acme", "--project", "demo", "--name", "ci", "--kind", "secret", "--products", "email"}, &out, &errOut, env); code != 0 {
+		t.Fatalf("keys create exit %d: %s", code, errOut.String())
+	}
+	if !strings.HasPrefix(out.String(), "sk_live_") {
+		t.Errorf("keys create printed %q", out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"apply", "-f", "../../../configs/demo.tenants.yaml"}, &out, &errOut, env); code != 0 || !strings.Contains(out.String(), "no change") {
+		t.Errorf("apply exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	if code, body := p.admin(t, "POST", "/orgs/acme/suppressions", `{"email":"Late@Example.com"}`); code != 201 {
+		t.Fatalf("add suppression: %d %s", code, body)
+	}
+	p.stop(t)
+
+	p2 := startProc(t, "--data", data, "--config", cfg)
+	code, body := p2.admin(t, "GET", "/orgs/acme/keys", "")
+	if code != 200 || !strings.Contains(string(body), `"name":"ci"`) {
+		t.Errorf("generated key lost across restart: %d %s", code, body)
+	}
+	code, body = p2.admin(t, "GET", "/orgs/acme/suppressions", "")
+	if code != 200 || !strings.Contains(string(body), "late@example.com") {
+		t.Errorf("suppression lost across restart: %d %s", code, body)
+	}
+	code, body = p2.admin(t, "POST", "/apply", mustRead(t, "../../../configs/demo.tenants.yaml"))
+	var rep struct{ Changed bool }
+	_ = json.Unmarshal(body, &rep)
+	if code != 200 || rep.Changed {
+		t.Errorf("re-apply after restart changed something: %d %s", code, body)
+	}
+	p2.stop(t)
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, &out, &errOut, nil); code != 0 || !strings.HasPrefix(out.String(), "gatehouse ") {
+		t.Errorf("version: %d %q", code, out.String())
+	}
+	if code := run(context.Background(), []string{"bogus"}, &out, &errOut, nil); code != 2 {
+		t.Errorf("unknown command exit %d, want 2", code)
+	}
+	if code := run(context.Background(), []string{"serve", "--config", "/does/not/exist.yaml"}, &out, &errOut, nil); code != 1 {
+		t.Errorf("missing config exit %d, want 1", code)
+	}
+}

@@ -1,0 +1,85 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLayering(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "g.yaml")
+	if err := os.WriteFile(file, []byte("listen: \":9000\"\nemail:\n  smtp:\n    port: 2525\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := Default()
+	if err := c.LoadFile(file); err != nil {
+		t.Fatal(err)
+	}
+	err := c.LoadEnv([]string{"GATEHOUSE_EMAIL_SMTP_PORT=465", "GATEHOUSE_STORAGE_SYNC_WRITES=false",
+		"GATEHOUSE_TRUSTED_PROXIES=10.0.0.1, 10.0.0.2", "GATEHOUSE_SHUTDOWN_TIMEOUT=3s", "OTHER=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != ":9000" || c.Email.SMTP.Port != 465 || c.Storage.SyncWrites || c.ShutdownTimeout.D() != 3*time.Second ||
+		!slices.Equal(c.TrustedProxies, []string{"10.0.0.1", "10.0.0.2"}) {
+		t.Errorf("config = %+v", c)
+	}
+	if err := c.LoadEnv([]string{"GATEHOUSE_EMAIL_SMTP_PORT=abc"}); err == nil {
+		t.Errorf("bad env value accepted")
+	}
+	if err := os.WriteFile(file, []byte("nope: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LoadFile(file); err == nil {
+		t.Errorf("unknown key accepted")
+	}
+}
+
+func TestShippedConfigHasEveryKey(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../configs/gatehouse.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Default()
+	if err := c.LoadFile("../../configs/gatehouse.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("shipped config invalid: %v", err)
+	}
+	for _, k := range Keys() {
+		parts := strings.Split(k, ".")
+		if !regexp.MustCompile(`(?m)^\s*` + parts[len(parts)-1] + `:`).Match(raw) {
+			t.Errorf("configs/gatehouse.yaml lacks key %s", k)
+		}
+	}
+	if EnvName("email.smtp.port") != "GATEHOUSE_EMAIL_SMTP_PORT" {
+		t.Errorf("EnvName = %s", EnvName("email.smtp.port"))
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+	}{
+		{"public_url", func(c *Config) { c.PublicURL = "localhost" }},
+		{"transport", func(c *Config) { c.Email.Transport = "pigeon" }},
+		{"smtp host", func(c *Config) { c.Email.Transport = "smtp" }},
+		{"tls", func(c *Config) { c.Email.SMTP.TLS = "maybe" }},
+		{"asset_host", func(c *Config) { c.AssetHost = "cdn" }},
+	} {
+		c := Default()
+		tc.edit(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("Validate accepted bad %s", tc.name)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package httpx
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+func testCursors(t testing.TB) *Cursors {
+	c, err := NewCursors([]byte("0123456789abcdef-test-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestCursorRoundTrip(t *testing.T) {
+	t.Parallel()
+	c := testCursors(t)
+	for _, p := range [][]byte{{}, []byte("k"), []byte("records/demo/posts/\x00\xff")} {
+		cur := c.Encode("scope", p)
+		got, err := c.Decode("scope", cur)
+		if err != nil || !bytes.Equal(got, p) {
+			t.Errorf("Decode(Encode(%q)) = %q, %v", p, got, err)
+		}
+		if _, err := c.Decode("other-scope", cur); !errors.Is(err, ErrInvalidCursor) {
+			t.Errorf("foreign scope accepted: %v", err)
+		}
+	}
+	if _, err := NewCursors([]byte("short")); err == nil {
+		t.Errorf("NewCursors accepted a short key")
+	}
+}
+
+func FuzzCursorDecode(f *testing.F) {
+	c := testCursors(f)
+	f.Add(c.Encode("s", []byte("payload")))
+	f.Add("")
+	f.Add("AAAA")
+	f.Add("!!not-base64")
+	f.Add(c.Encode("s", nil))
+	f.Fuzz(func(t *testing.T, cur string) {
+		p, err := c.Decode("s", cur)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidCursor) {
+				t.Fatalf("Decode error %v is not ErrInvalidCursor", err)
+			}
+			return
+		}
+		// Anything accepted must be exactly what Encode gives for its payload.
+		if c.Encode("s", p) != cur {
+			t.Fatalf("accepted cursor %q is not canonical", cur)
+		}
+	})
+}
