@@ -1,0 +1,297 @@
+package files
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+)
+
+// API is the File-asset product mounted at {files_base_url}.
+type API struct {
+	svc  *Service
+	auth *auth.Authenticator
+}
+
+// Host is the asset host ({asset_host}, mounted at {public_url}/cdn and routed by Host).
+type Host struct{ svc *Service }
+
+var (
+	_ edge.Product      = (*API)(nil)
+	_ edge.AdminProduct = (*API)(nil)
+	_ edge.Product      = (*Host)(nil)
+)
+
+// NewAPI returns the product's API routes over svc, guarded by a.
+func NewAPI(svc *Service, a *auth.Authenticator) *API { return &API{svc: svc, auth: a} }
+
+// NewHost returns the asset host over svc.
+func NewHost(svc *Service) *Host { return &Host{svc: svc} }
+
+// Segment implements edge.Product.
+func (a *API) Segment() string { return "files" }
+
+// Segment implements edge.Product.
+func (h *Host) Segment() string { return "cdn" }
+
+// Mount registers the interface's five routes and the signed PUT.
+func (a *API) Mount(r fiber.Router) {
+	secret := auth.Rule{Product: "files", SecretOnly: true, Bearer: true}
+	public := auth.Rule{Product: "files", Bearer: true}
+	a.auth.Handle(r, http.MethodPost, "/upload/presigned", secret, httpx.BodyLimit(64<<10), a.presign)
+	a.auth.Handle(r, http.MethodPost, "/upload/complete", secret, httpx.BodyLimit(64<<10), a.complete)
+	a.auth.Handle(r, http.MethodGet, "/check-duplicate", public, a.duplicate)
+	a.auth.Handle(r, http.MethodGet, "/assets", public, a.list)
+	a.auth.Handle(r, http.MethodGet, "/assets/:id", public, a.get)
+	r.Put("/upload/:id", a.put)
+	r.Options("/upload/:id", func(c *fiber.Ctx) error {
+		if !strings.HasPrefix(c.Params("id"), IDPrefix) {
+			return httpx.ErrNotFound
+		}
+		c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+		c.Set(fiber.HeaderAccessControlAllowMethods, "PUT, OPTIONS")
+		c.Set(fiber.HeaderAccessControlAllowHeaders, "Content-Type")
+		c.Set(fiber.HeaderAccessControlMaxAge, "600")
+		return c.SendStatus(fiber.StatusNoContent)
+	})
+}
+
+// MountAdmin adds the dashboard's asset reads (pending and private assets included):
+// GET /admin/v1/assets?org=&project=&limit=&cursor=&mimeCategory= and GET /admin/v1/assets/:id.
+func (a *API) MountAdmin(r fiber.Router) {
+	r.Get("/assets", func(c *fiber.Ctx) error {
+		sc := Scope{Org: utils.CopyString(c.Query("org")), Project: utils.CopyString(c.Query("project"))}
+		if sc.Org == "" {
+			return httpx.Validation(httpx.FieldProblem{Field: "org", Problem: "is required"})
+		}
+		return a.listScope(c, sc, true)
+	})
+	r.Get("/assets/:id", func(c *fiber.Ctx) error {
+		asset, err := a.svc.GetAny(c.UserContext(), utils.CopyString(c.Params("id")))
+		if err != nil {
+			return err
+		}
+		return c.JSON(asset)
+	})
+}
+
+func scopeOf(c *fiber.Ctx) Scope {
+	k := auth.KeyOf(c)
+	return Scope{Org: k.Org, Project: k.Project}
+}
+
+// fields decodes a JSON object body into raw fields (VALIDATION_FAILED when it is not one).
+func fields(c *fiber.Ctx) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(c.Body(), &m); err != nil || m == nil {
+		return nil, httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "must be a JSON object"})
+	}
+	return m, nil
+}
+
+// decodeField decodes m[name] into dst when present and not null, noting a type problem.
+func decodeField(m map[string]json.RawMessage, name string, dst any, want string, probs *[]httpx.FieldProblem) bool {
+	raw, ok := m[name]
+	if !ok || string(raw) == "null" {
+		return false
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		*probs = append(*probs, httpx.FieldProblem{Field: name, Problem: "must be " + want})
+		return false
+	}
+	return true
+}
+
+func (a *API) presign(c *fiber.Ctx) error {
+	m, err := fields(c)
+	if err != nil {
+		return err
+	}
+	var req PresignRequest
+	var probs []httpx.FieldProblem
+	decodeField(m, "filename", &req.Filename, "a string", &probs)
+	decodeField(m, "mimeType", &req.MimeType, "a string", &probs)
+	decodeField(m, "size", &req.Size, "an integer (bytes)", &probs)
+	decodeField(m, "folderId", &req.FolderID, "a string", &probs)
+	if len(probs) > 0 {
+		return httpx.Validation(probs...)
+	}
+	slot, err := a.svc.Presign(c.UserContext(), scopeOf(c), req)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusOK).JSON(slot)
+}
+
+func (a *API) complete(c *fiber.Ctx) error {
+	m, err := fields(c)
+	if err != nil {
+		return err
+	}
+	var req CompleteRequest
+	var probs []httpx.FieldProblem
+	if !decodeField(m, "assetId", &req.AssetID, "a string", &probs) && len(probs) == 0 || req.AssetID == "" && len(probs) == 0 {
+		probs = append(probs, httpx.FieldProblem{Field: "assetId", Problem: "is required"})
+	}
+	decodeField(m, "fileHash", &req.FileHash, "a string", &probs)
+	var w, h int
+	if decodeField(m, "width", &w, "an integer", &probs) {
+		req.Width = &w
+	}
+	if decodeField(m, "height", &h, "an integer", &probs) {
+		req.Height = &h
+	}
+	if len(probs) > 0 {
+		return httpx.Validation(probs...)
+	}
+	asset, err := a.svc.Complete(c.UserContext(), scopeOf(c), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"id": asset.ID, "status": asset.Status})
+}
+
+func (a *API) duplicate(c *fiber.Ctx) error {
+	id, ok, err := a.svc.Duplicate(c.UserContext(), scopeOf(c), utils.CopyString(c.Query("hash")))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return c.JSON(fiber.Map{"isDuplicate": false})
+	}
+	return c.JSON(fiber.Map{"isDuplicate": true, "assetId": id})
+}
+
+func (a *API) list(c *fiber.Ctx) error { return a.listScope(c, scopeOf(c), false) }
+
+func (a *API) listScope(c *fiber.Ctx, sc Scope, full bool) error {
+	limit, err := httpx.QueryInt(c, "limit", 25, 1, 100)
+	if err != nil {
+		return err
+	}
+	page, next, err := a.svc.List(c.UserContext(), sc, limit, utils.CopyString(c.Query("cursor")), utils.CopyString(c.Query("mimeCategory")))
+	if err != nil {
+		return err
+	}
+	if full {
+		return c.JSON(httpx.NewList(page, next))
+	}
+	views := make([]View, len(page))
+	for i, x := range page {
+		views[i] = x.View(a.svc.AssetBase())
+	}
+	return c.JSON(httpx.NewList(views, next))
+}
+
+func (a *API) get(c *fiber.Ctx) error {
+	asset, err := a.svc.Get(c.UserContext(), scopeOf(c), utils.CopyString(c.Params("id")))
+	if err != nil {
+		return err
+	}
+	return c.JSON(asset.View(a.svc.AssetBase()))
+}
+
+// put receives the bytes for a signed upload URL. No API key: the URL is the authorization.
+// The body is read as a stream (the server runs with StreamRequestBody), never buffered whole.
+func (a *API) put(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+	id := utils.CopyString(c.Params("id"))
+	query := string(c.Request().URI().QueryString())
+	ctype := utils.CopyString(c.Get(fiber.HeaderContentType))
+	clen := int64(c.Request().Header.ContentLength())
+	if clen < 0 {
+		clen = -1
+	}
+	var body io.Reader = c.Context().RequestBodyStream()
+	if body == nil {
+		body = bytes.NewReader(c.Body())
+	}
+	asset, err := a.svc.Upload(c.UserContext(), id, query, ctype, clen, body)
+	if err != nil {
+		// The rest of a refused body is not read: close the connection after the answer.
+		c.Context().SetConnectionClose()
+		return err
+	}
+	return c.JSON(fiber.Map{"id": asset.ID, "status": asset.Status})
+}
+
+// Mount registers GET and HEAD /<org>/originals/<asset_id>/<filename>.
+func (h *Host) Mount(r fiber.Router) {
+	r.Get("/:org/originals/:id/:name", h.serve)
+}
+
+// serve answers an asset's bytes with the headers of decisions.md: ETag, immutable caching,
+// single byte ranges, nosniff, the stored type; SVGs with a CSP that blocks script.
+func (h *Host) serve(c *fiber.Ctx) error {
+	a, obj, err := h.svc.OpenPublic(c.UserContext(), c.Params("org"), c.Params("id"), c.Params("name"))
+	if err != nil {
+		return err
+	}
+	size := obj.Size()
+	etag := `"` + a.SHA256 + `"`
+	c.Set(fiber.HeaderContentType, a.MimeType)
+	c.Set(fiber.HeaderETag, etag)
+	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderAcceptRanges, "bytes")
+	c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+	c.Set("Cross-Origin-Resource-Policy", "cross-origin")
+	c.Set(fiber.HeaderLastModified, a.CreatedAt.UTC().Format(http.TimeFormat))
+	if a.MimeType == "image/svg+xml" {
+		c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox")
+	}
+	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && etagMatch(inm, etag) {
+		obj.Close()
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	start, length, status := int64(0), size, 200
+	if rh := c.Get(fiber.HeaderRange); rh != "" {
+		if ir := c.Get(fiber.HeaderIfRange); ir == "" || ir == etag {
+			start, length, status = ParseRange(rh, size)
+		}
+	}
+	switch status {
+	case 416:
+		obj.Close()
+		c.Set(fiber.HeaderContentRange, "bytes */"+strconv.FormatInt(size, 10))
+		return c.SendStatus(fiber.StatusRequestedRangeNotSatisfiable)
+	case 206:
+		c.Set(fiber.HeaderContentRange, "bytes "+strconv.FormatInt(start, 10)+"-"+strconv.FormatInt(start+length-1, 10)+"/"+strconv.FormatInt(size, 10))
+		if _, err := obj.Seek(start, io.SeekStart); err != nil {
+			obj.Close()
+			return err
+		}
+	}
+	c.Status(status)
+	if c.Method() == fiber.MethodHead {
+		obj.Close()
+		c.Response().Header.SetContentLength(int(length))
+		return nil
+	}
+	c.Context().SetBodyStream(readCloser{Reader: io.LimitReader(obj, length), Closer: obj}, int(length))
+	return nil
+}
+
+func etagMatch(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == etag || t == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
