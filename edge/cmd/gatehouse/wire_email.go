@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/products/email"
+)
+
+// addEmail wires the Email product: the service (with its group committer), the public and
+// admin routes, the delivery worker with the configured transport, and their shutdown.
+func (a *assembly) addEmail(_ context.Context, d deps) error {
+	from := email.Address{Email: "noreply@localhost"}
+	if u, err := url.Parse(d.cfg.PublicURL); err == nil && u.Hostname() != "" && strings.Contains(u.Hostname(), ".") {
+		from.Email = "noreply@" + u.Hostname()
+	}
+	svc, err := email.NewService(email.Options{DB: d.db, Tenants: d.tenancy, Log: d.log, DefaultFrom: from})
+	if err != nil {
+		return err
+	}
+	var tr email.Transport
+	switch d.cfg.Email.Transport {
+	case "smtp":
+		s := d.cfg.Email.SMTP
+		tr, err = email.NewSMTP(email.SMTPConfig{Host: s.Host, Port: s.Port, Username: s.Username, Password: s.Password, TLS: s.TLS}, time.Now)
+		if err != nil {
+			_ = svc.Close()
+			return err
+		}
+	case "outbox", "":
+		tr = &email.Outbox{Dir: filepath.Join(d.cfg.Data, "outbox")}
+	default:
+		_ = svc.Close()
+		return fmt.Errorf("email: unknown transport %q", d.cfg.Email.Transport)
+	}
+	w := email.NewWorker(email.WorkerOptions{Service: svc, Transport: tr, Concurrency: d.cfg.Email.Concurrency, Log: d.log})
+	a.products = append(a.products, email.NewAPI(svc, d.auth, d.cursors))
+	a.components = append(a.components, w)
+	a.closers = append(a.closers, func(context.Context) error { return svc.Close() })
+	return nil
+}

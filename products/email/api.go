@@ -1,0 +1,110 @@
+package email
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+)
+
+// API is the product's HTTP side: the public send route and the dashboard routes.
+type API struct {
+	svc     *Service
+	auth    *auth.Authenticator
+	cursors *httpx.Cursors
+}
+
+// NewAPI returns the product to mount at {public_url}/email.
+func NewAPI(svc *Service, a *auth.Authenticator, cursors *httpx.Cursors) *API {
+	return &API{svc: svc, auth: a, cursors: cursors}
+}
+
+// Segment implements edge.Product.
+func (a *API) Segment() string { return "email" }
+
+// Mount registers POST /notifications/send (secret key scoped for email).
+func (a *API) Mount(r fiber.Router) {
+	a.auth.Handle(r, http.MethodPost, "/notifications/send", auth.Rule{Product: "email", SecretOnly: true},
+		httpx.BodyLimit(MaxBodyBytes), a.send)
+}
+
+// MountAdmin registers the dashboard routes under /admin/v1.
+func (a *API) MountAdmin(r fiber.Router) {
+	r.Get("/email/messages", a.list)
+	r.Get("/email/messages/:id", a.get)
+	r.Post("/email/events", httpx.BodyLimit(64<<10), a.event)
+}
+
+func (a *API) send(c *fiber.Ctx) error {
+	var req SendRequest
+	dec := json.NewDecoder(bytes.NewReader(c.Body()))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return httpx.New(400, httpx.CodeValidationFailed, "the body is not a valid send request: "+err.Error(), err)
+	}
+	if dec.More() {
+		return httpx.New(400, httpx.CodeValidationFailed, "the body must be one JSON object", nil)
+	}
+	k := auth.KeyOf(c)
+	idem := utils.CopyString(c.Get("Idempotency-Key"))
+	rc, err := a.svc.Send(c.UserContext(), Caller{Org: k.Org, Project: k.Project}, idem, req)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(rc)
+}
+
+func (a *API) get(c *fiber.Ctx) error {
+	m, err := a.svc.Get(c.UserContext(), c.Params("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(m)
+}
+
+func (a *API) list(c *fiber.Ctx) error {
+	limit, err := httpx.QueryInt(c, "limit", 25, 1, 100)
+	if err != nil {
+		return err
+	}
+	q := ListQuery{Status: Status(c.Query("status")), Tag: utils.CopyString(c.Query("tag")), Limit: limit}
+	if q.Status != "" && !q.Status.Valid() {
+		return invalid("status", "must be one of queued, sent, delivered, bounced, spam, suppressed, failed")
+	}
+	q.Status = Status(utils.CopyString(string(q.Status)))
+	scope := "email/messages\x00" + string(q.Status) + "\x00" + q.Tag
+	if cur := c.Query("cursor"); cur != "" {
+		p, err := a.cursors.Decode(scope, cur)
+		if err != nil {
+			return err
+		}
+		q.After = string(p)
+	}
+	msgs, next, err := a.svc.List(c.UserContext(), q)
+	if err != nil {
+		return err
+	}
+	nc := ""
+	if next != "" {
+		nc = a.cursors.Encode(scope, []byte(next))
+	}
+	return c.JSON(httpx.NewList(msgs, nc))
+}
+
+func (a *API) event(c *fiber.Ctx) error {
+	var ev Event
+	if err := httpx.DecodeJSON(c.Body(), &ev, httpx.CodeValidationFailed); err != nil {
+		return err
+	}
+	m, err := a.svc.ApplyEvent(c.UserContext(), ev)
+	if err != nil {
+		return err
+	}
+	return c.JSON(Receipt{ID: m.ID, Status: m.Status})
+}

@@ -1,0 +1,153 @@
+package email
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+)
+
+// pending is one send waiting for the group commit.
+type pending struct {
+	m    *Message
+	raw  []byte
+	done chan result
+}
+
+type result struct {
+	r   Receipt
+	err error
+}
+
+// enqueue hands m to the group committer and waits for the durable commit that holds it.
+func (s *Service) enqueue(ctx context.Context, m *Message) (Receipt, error) {
+	raw, err := marshal(m)
+	if err != nil {
+		return Receipt{}, err
+	}
+	p := &pending{m: m, raw: raw, done: make(chan result, 1)}
+	select {
+	case s.in <- p:
+	case <-s.quit:
+		return Receipt{}, ErrClosed
+	case <-ctx.Done():
+		return Receipt{}, ctx.Err()
+	}
+	// Once handed over, the send is committed or refused as a whole batch: wait for it even if
+	// the caller gives up, so an acknowledged id is never one that was not written.
+	res := <-p.done
+	return res.r, res.err
+}
+
+// commitLoop gathers the sends that arrive while a commit runs and writes them together in
+// one transaction (one fsync with storage.sync_writes), then answers each.
+func (s *Service) commitLoop() {
+	defer close(s.done)
+	batch := make([]*pending, 0, s.max)
+	for {
+		select {
+		case p := <-s.in:
+			batch = append(batch[:0], p)
+		case <-s.quit:
+			// Answer what is still waiting in the channel, then stop.
+			for {
+				select {
+				case p := <-s.in:
+					s.commit([]*pending{p})
+				default:
+					return
+				}
+			}
+		}
+		size := len(batch[0].raw)
+	gather:
+		for len(batch) < s.max && size < maxBatchBytes {
+			select {
+			case p := <-s.in:
+				batch = append(batch, p)
+				size += len(p.raw)
+			default:
+				break gather
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+// commit writes a batch in one transaction. Idempotency keys are checked inside it, so two
+// sends with the same key, in one batch or not, make one message.
+func (s *Service) commit(batch []*pending) {
+	now := s.now()
+	results := make([]result, len(batch))
+	err := s.db.Update(context.Background(), func(txn *store.Txn) error {
+		seen := map[string]string{}
+		for i, p := range batch {
+			results[i] = result{r: Receipt{ID: p.m.ID, Status: StatusQueued}}
+			if k := p.m.IdempotencyKey; k != "" {
+				ik := idemKey(p.m.Project, k)
+				if id, ok := seen[string(ik)]; ok {
+					results[i].r = Receipt{ID: id, Status: StatusQueued}
+					continue
+				}
+				first, err := s.firstSend(txn, ik, now.UnixNano())
+				if err != nil {
+					return err
+				}
+				if first != nil {
+					results[i].r = *first
+					continue
+				}
+				v, _ := json.Marshal(idemEntry{ID: p.m.ID, At: now.UnixNano()})
+				if err := txn.Set(ik, v); err != nil {
+					return err
+				}
+				seen[string(ik)] = p.m.ID
+			}
+			if err := insert(txn, p.m, p.raw); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for i, p := range batch {
+		if err != nil {
+			p.done <- result{err: err}
+			continue
+		}
+		p.done <- results[i]
+	}
+	if err == nil {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	} else {
+		s.log.Error("email: queue commit failed", "sends", len(batch), "err", err)
+	}
+}
+
+// firstSend returns the receipt of the message an Idempotency-Key already made within the
+// window, or nil.
+func (s *Service) firstSend(txn *store.Txn, ik []byte, now int64) (*Receipt, error) {
+	raw, err := txn.Get(ik)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var e idemEntry
+	if json.Unmarshal(raw, &e) != nil || now-e.At > int64(IdempotencyWindow) {
+		return nil, nil
+	}
+	m, err := load(txn, strings.TrimPrefix(e.ID, idPrefix))
+	if errors.Is(err, ErrMessageNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Receipt{ID: m.ID, Status: m.Status}, nil
+}

@@ -1,0 +1,482 @@
+package email
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/mail"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// Tenants is what the product reads and writes of tenancy; *tenancy.Service implements it.
+type Tenants interface {
+	Project(ctx context.Context, id string) (tenancy.ProjectInfo, error)
+	Template(ctx context.Context, project, slug string) (tenancy.Template, error)
+	IsSuppressed(ctx context.Context, org, addr string) (bool, error)
+	Suppress(ctx context.Context, org, addr, source, reason string) error
+}
+
+var _ Tenants = (*tenancy.Service)(nil)
+
+// SendHook filters a send before it is queued: the plugin hook point "email.send". It may
+// change m's content, tags and metadata, or refuse the send by returning an error (an
+// *httpx.Error keeps its code; any other error becomes 422 SEND_REJECTED).
+type SendHook interface {
+	FilterSend(ctx context.Context, project string, m *Message) error
+}
+
+// ErrRejected is a send a SendHook refused.
+var ErrRejected = httpx.New(422, "SEND_REJECTED", "the send was refused by a filter", nil)
+
+// IdempotencyWindow is how long an Idempotency-Key returns the first message.
+const IdempotencyWindow = 24 * time.Hour
+
+// Limits on a send request.
+const (
+	MaxBodyBytes   = 1 << 20 // the whole JSON request
+	maxTags        = 20
+	maxTagLen      = 64
+	maxMetadata    = 50
+	maxMetaKeyLen  = 64
+	maxMetaValLen  = 1024
+	maxSubjectLen  = 998
+	maxIdemKeyLen  = 256
+	maxBatchBytes  = 4 << 20
+	defaultBatchSz = 512
+)
+
+// Options configures NewService.
+type Options struct {
+	DB      *store.DB
+	Tenants Tenants
+	// Log receives the service's warnings (discarded when nil).
+	Log *slog.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// DefaultFrom is the sender when neither the request nor the project names one.
+	DefaultFrom Address
+	// Hook filters sends before they are queued; nil means none.
+	Hook SendHook
+	// MaxBatch caps how many sends one grouped commit writes (512 when zero).
+	MaxBatch int
+}
+
+// Service holds the product's rules: validating and queuing sends, reading messages and
+// applying status moves.
+type Service struct {
+	db      *store.DB
+	tenants Tenants
+	log     *slog.Logger
+	now     func() time.Time
+	from    Address
+	hook    SendHook
+	max     int
+
+	in   chan *pending
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
+	wake chan struct{}
+}
+
+// NewService returns the service and starts its group committer; Close stops it.
+func NewService(o Options) (*Service, error) {
+	if o.DB == nil || o.Tenants == nil {
+		return nil, errors.New("email: NewService needs a DB and Tenants")
+	}
+	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, max: o.MaxBatch,
+		in: make(chan *pending, 8192), quit: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.max <= 0 {
+		s.max = defaultBatchSz
+	}
+	if s.from.Email == "" {
+		s.from = Address{Email: "noreply@localhost"}
+	}
+	go s.commitLoop()
+	return s, nil
+}
+
+// Close stops the group committer after it wrote what it holds; later sends get ErrClosed.
+func (s *Service) Close() error {
+	s.once.Do(func() { close(s.quit) })
+	<-s.done
+	return nil
+}
+
+// Wake is signalled after each commit that queued messages (the worker listens to it).
+func (s *Service) Wake() <-chan struct{} { return s.wake }
+
+func (s *Service) stamp() string { return s.now().UTC().Format(tenancy.TimeFormat) }
+
+// Send validates and renders a send for caller and queues it durably; it returns only after
+// the commit. idem is the Idempotency-Key header ("" for none).
+func (s *Service) Send(ctx context.Context, caller Caller, idem string, req SendRequest) (Receipt, error) {
+	if len(idem) > maxIdemKeyLen {
+		return Receipt{}, invalid("Idempotency-Key", fmt.Sprintf("must be at most %d characters", maxIdemKeyLen))
+	}
+	proj, err := s.project(ctx, caller, req.ProjectID)
+	if err != nil {
+		return Receipt{}, err
+	}
+	m, err := s.build(ctx, proj, req)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if s.hook != nil {
+		if err := s.hook.FilterSend(ctx, proj.ID, m); err != nil {
+			var apiErr *httpx.Error
+			if errors.As(err, &apiErr) {
+				return Receipt{}, err
+			}
+			return Receipt{}, fmt.Errorf("%w: %v", ErrRejected, err)
+		}
+	}
+	m.IdempotencyKey = idem
+	return s.enqueue(ctx, m)
+}
+
+// project resolves the project a send belongs to: the key's own, or for an org-only key the
+// body's projectId, which must be a project of the key's org.
+func (s *Service) project(ctx context.Context, caller Caller, id string) (tenancy.ProjectInfo, error) {
+	if caller.Project != "" {
+		if id != "" && id != caller.Project {
+			return tenancy.ProjectInfo{}, ErrForbiddenProject
+		}
+		id = caller.Project
+	} else if id == "" {
+		return tenancy.ProjectInfo{}, invalid("projectId", "required with a key that has no project scope")
+	}
+	p, err := s.tenants.Project(ctx, id)
+	if errors.Is(err, tenancy.ErrNotFound) || (err == nil && p.Org != caller.Org) {
+		if caller.Project != "" {
+			return tenancy.ProjectInfo{}, ErrForbiddenProject
+		}
+		return tenancy.ProjectInfo{}, ErrProjectNotFound
+	}
+	return p, err
+}
+
+// build validates the request and renders the message it asks for.
+func (s *Service) build(ctx context.Context, proj tenancy.ProjectInfo, req SendRequest) (*Message, error) {
+	var problems []httpx.FieldProblem
+	bad := func(field, problem string) { problems = append(problems, httpx.FieldProblem{Field: field, Problem: problem}) }
+	if req.To == nil {
+		bad("to", "required")
+	} else {
+		checkAddress("to", *req.To, bad)
+	}
+	if req.From != nil {
+		checkAddress("from", *req.From, bad)
+	}
+	if req.ReplyTo != nil {
+		checkAddress("replyTo", *req.ReplyTo, bad)
+	}
+	inline := req.Subject != nil || req.BodyHTML != nil || req.BodyText != nil
+	switch {
+	case req.TemplateID != "" && inline:
+		bad("templateId", "send either templateId or an inline subject with bodyHtml and/or bodyText, not both")
+	case req.TemplateID == "" && !inline:
+		bad("templateId", "required unless an inline subject with bodyHtml and/or bodyText is given")
+	case inline && (req.Subject == nil || strings.TrimSpace(*req.Subject) == ""):
+		bad("subject", "required with an inline body")
+	case inline && req.BodyHTML == nil && req.BodyText == nil:
+		bad("bodyHtml", "an inline send needs bodyHtml and/or bodyText")
+	case inline && len(*req.Subject) > maxSubjectLen:
+		bad("subject", fmt.Sprintf("must be at most %d bytes", maxSubjectLen))
+	case inline && strings.ContainsAny(*req.Subject, "\r\n"):
+		bad("subject", "must be one line")
+	}
+	vars, badVar, err := ParseVars(req.Variables)
+	if err != nil {
+		bad("variables."+badVar, "must be a string, number or boolean")
+	}
+	if len(req.Tags) > maxTags {
+		bad("tags", fmt.Sprintf("at most %d tags", maxTags))
+	}
+	for i, t := range req.Tags {
+		if t == "" || len(t) > maxTagLen || strings.ContainsAny(t, "/\r\n\t") {
+			bad(fmt.Sprintf("tags[%d]", i), fmt.Sprintf("must be 1 to %d characters without '/' or line breaks", maxTagLen))
+		}
+	}
+	if len(req.Metadata) > maxMetadata {
+		bad("metadata", fmt.Sprintf("at most %d keys", maxMetadata))
+	}
+	for k, v := range req.Metadata {
+		if !headerToken(k) || len(k) > maxMetaKeyLen {
+			bad("metadata."+k, "keys are 1 to 64 letters, digits, '-' or '_'")
+		} else if len(v) > maxMetaValLen || strings.ContainsAny(v, "\r\n") {
+			bad("metadata."+k, "values are one line of at most 1024 bytes")
+		}
+	}
+	if len(problems) > 0 {
+		return nil, httpx.Validation(problems...)
+	}
+
+	now := s.now()
+	m := &Message{
+		ID: idPrefix + store.NewID(), Org: proj.Org, Project: proj.ID, Status: StatusQueued,
+		To: *req.To, From: s.from, Tags: dedupeTags(req.Tags), Metadata: req.Metadata,
+		CreatedAt: now.UTC().Format(tenancy.TimeFormat), Due: now.UnixNano(),
+	}
+	m.UpdatedAt = m.CreatedAt
+	if m.Tags == nil {
+		m.Tags = []string{}
+	}
+	if m.Metadata == nil {
+		m.Metadata = map[string]string{}
+	}
+	if proj.Email != nil && proj.Email.From != nil && proj.Email.From.Email != "" {
+		m.From = *proj.Email.From
+	}
+	if req.From != nil {
+		m.From = *req.From
+	}
+	if proj.Email != nil && proj.Email.ReplyTo != nil && proj.Email.ReplyTo.Email != "" {
+		rt := *proj.Email.ReplyTo
+		m.ReplyTo = &rt
+	}
+	if req.ReplyTo != nil {
+		m.ReplyTo = req.ReplyTo
+	}
+	if inline {
+		m.Subject = *req.Subject
+		if req.BodyHTML != nil {
+			m.HTML = *req.BodyHTML
+		}
+		if req.BodyText != nil {
+			m.Text = *req.BodyText
+		} else {
+			m.Text = HTMLToText(m.HTML)
+		}
+	} else if err := s.renderTemplate(ctx, m, proj.ID, req.TemplateID, vars); err != nil {
+		return nil, err
+	}
+	m.Log = []LogEntry{{At: m.CreatedAt, Event: string(StatusQueued), Status: StatusQueued, Detail: "accepted"}}
+	return m, nil
+}
+
+// renderTemplate fills m's subject and bodies from the project's template.
+func (s *Service) renderTemplate(ctx context.Context, m *Message, project, slug string, vars Vars) error {
+	t, err := s.tenants.Template(ctx, project, slug)
+	if errors.Is(err, tenancy.ErrNotFound) {
+		return fmt.Errorf("%w: %q", ErrTemplateNotFound, slug)
+	}
+	if err != nil {
+		return err
+	}
+	m.TemplateID = slug
+	var missing []string
+	render := func(src string, esc bool) string {
+		out, err := Render(src, vars, esc)
+		var me *MissingError
+		if errors.As(err, &me) {
+			missing = append(missing, me.Names...)
+		}
+		return out
+	}
+	m.Subject = strings.Join(strings.Fields(render(t.Subject, false)), " ")
+	if LooksLikeHTML(t.Body) {
+		m.HTML = render(t.Body, true)
+		if t.Text != "" {
+			m.Text = render(t.Text, false)
+		} else {
+			m.Text = HTMLToText(m.HTML)
+		}
+	} else {
+		m.Text = render(t.Body, false)
+	}
+	if len(missing) > 0 {
+		var problems []httpx.FieldProblem
+		seen := map[string]bool{}
+		for _, n := range missing {
+			if !seen[n] {
+				seen[n] = true
+				problems = append(problems, httpx.FieldProblem{Field: "variables." + n, Problem: "required by the template"})
+			}
+		}
+		return httpx.Validation(problems...)
+	}
+	return nil
+}
+
+func checkAddress(field string, a Address, bad func(string, string)) {
+	if a.Email == "" {
+		bad(field+".email", "required")
+		return
+	}
+	p, err := mail.ParseAddress(a.Email)
+	if err != nil || p.Address != a.Email || p.Name != "" || len(a.Email) > 254 {
+		bad(field+".email", "must be an email address")
+	}
+	if strings.ContainsAny(a.Name, "\r\n") || len(a.Name) > 256 {
+		bad(field+".name", "must be one line of at most 256 bytes")
+	}
+}
+
+func headerToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func dedupeTags(tags []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tags {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Get returns a message by its public id.
+func (s *Service) Get(ctx context.Context, id string) (*Message, error) {
+	u := ulidOf(id)
+	if u == "" {
+		return nil, ErrMessageNotFound
+	}
+	var m *Message
+	err := s.db.View(ctx, func(txn *store.Txn) error {
+		var err error
+		m, err = load(txn, u)
+		return err
+	})
+	return m, err
+}
+
+// ListQuery filters the message list (newest first).
+type ListQuery struct {
+	Status Status
+	Tag    string
+	Limit  int
+	// After is the store id of the last message of the previous page.
+	After string
+}
+
+// List returns a page of messages and the store id to continue after ("" on the last page).
+func (s *Service) List(ctx context.Context, q ListQuery) ([]*Message, string, error) {
+	if q.Limit <= 0 {
+		q.Limit = 25
+	}
+	var p []byte
+	switch {
+	case q.Tag != "":
+		p = store.Prefix(root, kTag, q.Tag)
+	case q.Status != "":
+		p = store.Prefix(root, kState, string(q.Status))
+	default:
+		p = store.Prefix(root, kMsg)
+	}
+	var out []*Message
+	next := ""
+	err := s.db.View(ctx, func(txn *store.Txn) error {
+		o := store.IterOptions{Prefix: p, Reverse: true, KeysOnly: true}
+		if q.After != "" {
+			o.Start = append(append([]byte{}, p...), q.After...)
+		}
+		return txn.Iterate(o, func(k, _ []byte) (bool, error) {
+			u := store.LastPart(k)
+			if u == q.After {
+				return true, nil
+			}
+			if len(out) == q.Limit {
+				next = out[len(out)-1].ID[len(idPrefix):]
+				return false, nil
+			}
+			m, err := load(txn, u)
+			if err != nil {
+				return false, err
+			}
+			if q.Status != "" && m.Status != q.Status {
+				return true, nil
+			}
+			out = append(out, m)
+			return true, nil
+		})
+	})
+	return out, next, err
+}
+
+// ApplyEvent applies provider feedback: delivered, bounce (→ bounced, address suppressed) or
+// complaint (→ spam, address suppressed). The same event twice changes nothing the second time.
+func (s *Service) ApplyEvent(ctx context.Context, ev Event) (*Message, error) {
+	var to Status
+	switch ev.Type {
+	case "delivered":
+		to = StatusDelivered
+	case "bounce":
+		to = StatusBounced
+	case "complaint":
+		to = StatusSpam
+	default:
+		return nil, invalid("type", "must be delivered, bounce or complaint")
+	}
+	u := ulidOf(ev.MessageID)
+	if u == "" {
+		if ev.MessageID == "" {
+			return nil, invalid("messageId", "required")
+		}
+		return nil, ErrMessageNotFound
+	}
+	if len(ev.Detail) > 2048 {
+		return nil, invalid("detail", "must be at most 2048 bytes")
+	}
+	var m *Message
+	err := s.db.Update(ctx, func(txn *store.Txn) error {
+		var err error
+		m, err = load(txn, u)
+		if err != nil {
+			return err
+		}
+		if m.Status == to {
+			return nil
+		}
+		prev, prevDue := m.Status, m.Due
+		if err := advance(m, to, LogEntry{Event: ev.Type, Detail: detailOr(ev.Detail, "provider event")}, s.stamp()); err != nil {
+			return err
+		}
+		m.Due = 0
+		return save(txn, m, prev, prevDue)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if to == StatusBounced || to == StatusSpam {
+		if err := s.tenants.Suppress(ctx, m.Org, m.To.Email, ev.Type, detailOr(ev.Detail, m.ID)); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func detailOr(d, def string) string {
+	if d == "" {
+		return def
+	}
+	return d
+}
+
+// marshal encodes a message for storage.
+func marshal(m *Message) ([]byte, error) { return json.Marshal(m) }

@@ -1,0 +1,171 @@
+// Package smtptest runs a real SMTP server (github.com/emersion/go-smtp) on loopback for the
+// email product's tests and benchmarks. A Rule decides, per recipient and attempt, whether the
+// server accepts, answers 4xx or 5xx; every accepted message is kept for inspection.
+package smtptest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/mail"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	smtp "github.com/emersion/go-smtp"
+)
+
+// Reply is a server answer to RCPT or DATA: zero Code means accept.
+type Reply struct {
+	Code    int
+	Message string
+}
+
+// Rule decides the reply to a recipient at its n-th RCPT (n counts from 1).
+type Rule func(rcpt string, n int) Reply
+
+// Received is one accepted message.
+type Received struct {
+	From string
+	To   []string
+	Data []byte
+}
+
+// Header parses the message's header.
+func (r Received) Header() mail.Header {
+	m, err := mail.ReadMessage(bytes.NewReader(r.Data))
+	if err != nil {
+		return mail.Header{}
+	}
+	return m.Header
+}
+
+// Server is a running test SMTP server.
+type Server struct {
+	Addr  string
+	Host  string
+	Port  int
+	srv   *smtp.Server
+	mu    sync.Mutex
+	rule  Rule
+	count map[string]int
+	msgs  []Received
+	conns int
+	// Delay is waited before answering DATA (to keep messages in flight in crash tests).
+	Delay time.Duration
+}
+
+// Start starts a server on 127.0.0.1 that accepts everything unless rule says otherwise; it is
+// closed when tb ends.
+func Start(tb testing.TB, rule Rule) *Server {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &Server{Addr: ln.Addr().String(), rule: rule, count: map[string]int{}}
+	s.Host, s.Port = "127.0.0.1", ln.Addr().(*net.TCPAddr).Port
+	s.srv = smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) {
+		s.mu.Lock()
+		s.conns++
+		s.mu.Unlock()
+		return &session{s: s}, nil
+	}))
+	s.srv.Domain = "smtptest.local"
+	s.srv.AllowInsecureAuth = true
+	s.srv.ErrorLog = log.New(io.Discard, "", 0)
+	s.srv.MaxMessageBytes = 20 << 20
+	go func() { _ = s.srv.Serve(ln) }()
+	tb.Cleanup(func() { _ = s.srv.Close() })
+	return s
+}
+
+// SetRule replaces the rule.
+func (s *Server) SetRule(r Rule) {
+	s.mu.Lock()
+	s.rule = r
+	s.mu.Unlock()
+}
+
+// Messages returns a copy of what was accepted so far.
+func (s *Server) Messages() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Received(nil), s.msgs...)
+}
+
+// Len returns how many messages were accepted.
+func (s *Server) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.msgs)
+}
+
+// Connections returns how many SMTP connections were opened.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns
+}
+
+// Attempts returns how many times rcpt was offered in RCPT.
+func (s *Server) Attempts(rcpt string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count[strings.ToLower(rcpt)]
+}
+
+type session struct {
+	s    *Server
+	from string
+	to   []string
+}
+
+func (ss *session) Reset()        { ss.from, ss.to = "", nil }
+func (ss *session) Logout() error { return nil }
+
+func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
+	ss.from = from
+	return nil
+}
+
+func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ss.s.mu.Lock()
+	key := strings.ToLower(to)
+	ss.s.count[key]++
+	n, rule := ss.s.count[key], ss.s.rule
+	ss.s.mu.Unlock()
+	if rule != nil {
+		if r := rule(to, n); r.Code != 0 {
+			return reply(r)
+		}
+	}
+	ss.to = append(ss.to, to)
+	return nil
+}
+
+func reply(r Reply) error {
+	msg := r.Message
+	if msg == "" {
+		msg = fmt.Sprintf("test server says %d", r.Code)
+	}
+	enh := smtp.EnhancedCode{r.Code / 100, 0, 0}
+	return &smtp.SMTPError{Code: r.Code, EnhancedCode: enh, Message: msg}
+}
+
+func (ss *session) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	if ss.s.Delay > 0 {
+		time.Sleep(ss.s.Delay)
+	}
+	ss.s.mu.Lock()
+	ss.s.msgs = append(ss.s.msgs, Received{From: ss.from, To: append([]string(nil), ss.to...), Data: b})
+	ss.s.mu.Unlock()
+	return nil
+}
