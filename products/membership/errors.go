@@ -1,0 +1,26 @@
+package membership
+
+import (
+	"errors"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+)
+
+// ErrNoActiveConnection reports a project with no active sign-in connection (none configured,
+// or none marked active).
+var ErrNoActiveConnection = errors.New("membership: no active connection")
+
+// CodeNoActiveConnection is the interface's code for ErrNoActiveConnection.
+const CodeNoActiveConnection = "NO_ACTIVE_CONNECTION"
+
+// apiError maps the service's errors to API errors: the one place codes are chosen.
+func apiError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNoActiveConnection):
+		return httpx.New(404, CodeNoActiveConnection, "the project has no active sign-in connection", err)
+	default:
+		return err
+	}
+}
