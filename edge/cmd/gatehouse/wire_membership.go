@@ -1,0 +1,16 @@
+package main
+
+import (
+	"context"
+
+	"github.com/gatehouse-dev/gatehouse/products/membership"
+)
+
+// addMembership wires the Membership product: GET {public_url}/membership/config, answered
+// from a per-project cache that every committed tenancy change invalidates.
+func (a *assembly) addMembership(_ context.Context, d deps) error {
+	svc := membership.NewService(d.tenancy, membership.DefaultCacheSize)
+	d.tenancy.OnChange(svc.Changed)
+	a.products = append(a.products, membership.New(d.auth, svc))
+	return nil
+}
