@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/edge/embedhost"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/products/forms"
+)
+
+// formsComponent stops the forms commit loop on shutdown, after in-flight requests finished.
+type formsComponent struct{ svc *forms.Service }
+
+func (formsComponent) Start(context.Context) error  { return nil }
+func (f formsComponent) Stop(context.Context) error { f.svc.Close(); return nil }
+
+// addForms wires the Forms product (public routes and the admin inbox) and the embed host.
+func (a *assembly) addForms(ctx context.Context, d deps) error {
+	svc, err := forms.New(forms.Options{
+		DB:      d.db,
+		Tenants: d.tenancy,
+		Blobs:   d.blobs,
+		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
+			d.cfg.Captcha.ReCaptcha.VerifyURL, nil),
+		AdminBase: strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",
+		Log:       d.log.With("product", "forms"),
+	})
+	if err != nil {
+		return err
+	}
+	d.tenancy.OnChange(func(context.Context, []tenancy.Change) { svc.Invalidate() })
+	a.products = append(a.products,
+		forms.NewProduct(svc, d.auth, d.cursors),
+		embedhost.New(embedhost.Options{PublicURL: d.cfg.PublicURL, EmbedURL: d.cfg.EmbedHost}),
+	)
+	a.components = append(a.components, formsComponent{svc: svc})
+	a.closers = append(a.closers, func(context.Context) error { svc.Close(); return nil })
+	return nil
+}

@@ -1,0 +1,163 @@
+// Package embedhost serves the browser side of forms on {embed_host}: forms.js (the drop-in
+// script), forms.css, and f/{slug}?key=pk_live_... (a complete HTML page for an iframe). The
+// bundles are built by sdk-js/packages/forms-embed (esbuild) into assets/ and committed; they
+// are embedded here with go:embed, so the Go build never needs npm.
+package embedhost
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"html/template"
+	"regexp"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+)
+
+//go:embed assets/forms.js
+var formsJS []byte
+
+//go:embed assets/forms.css
+var formsCSS []byte
+
+// Options configures New.
+type Options struct {
+	// PublicURL is the gateway's public URL; the script calls {PublicURL}/forms.
+	PublicURL string
+	// EmbedURL is the embed host's own base URL ({public_url}/embed when empty).
+	EmbedURL string
+}
+
+// Host is the embed host, mounted at {public_url}/embed (and on embed_host by host routing).
+type Host struct {
+	js, css      asset
+	formsBase    string
+	embedURL     string
+	cacheControl string
+}
+
+type asset struct {
+	body  []byte
+	etag  string
+	ctype string
+}
+
+func newAsset(body []byte, ctype string) asset {
+	sum := sha256.Sum256(body)
+	return asset{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, ctype: ctype}
+}
+
+// New returns the host with the embedded bundles. The script is served with a one-line prefix
+// naming the forms base URL, so it works from any page and from a separate embed host name.
+func New(o Options) *Host {
+	pub := strings.TrimRight(o.PublicURL, "/")
+	embed := strings.TrimRight(o.EmbedURL, "/")
+	if embed == "" {
+		embed = pub + "/embed"
+	}
+	base := pub + "/forms"
+	prefix := "window.GatehouseFormsBase=window.GatehouseFormsBase||" + jsString(base) + ";\n"
+	js := append([]byte(prefix), formsJS...)
+	return &Host{
+		js:           newAsset(js, "text/javascript; charset=utf-8"),
+		css:          newAsset(formsCSS, "text/css; charset=utf-8"),
+		formsBase:    base,
+		embedURL:     embed,
+		cacheControl: "public, max-age=300",
+	}
+}
+
+// Segment is the path segment of the embed host's path-prefix form.
+func (h *Host) Segment() string { return "embed" }
+
+// Mount registers forms.js, forms.css and f/:slug.
+func (h *Host) Mount(r fiber.Router) {
+	r.Get("/forms.js", h.serve(h.js))
+	r.Get("/forms.css", h.serve(h.css))
+	r.Get("/f/:slug", h.page)
+}
+
+func (h *Host) serve(a asset) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderETag, a.etag)
+		c.Set(fiber.HeaderCacheControl, h.cacheControl)
+		c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+		if c.Get(fiber.HeaderIfNoneMatch) == a.etag {
+			return c.SendStatus(fiber.StatusNotModified)
+		}
+		c.Set(fiber.HeaderContentType, a.ctype)
+		return c.Send(a.body)
+	}
+}
+
+var (
+	slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+	keyRe  = regexp.MustCompile(`^pk_(live|test)_[A-Za-z0-9_-]{4,248}$`)
+)
+
+// ErrBadEmbed is an iframe URL with a malformed slug or key.
+var ErrBadEmbed = httpx.New(400, httpx.CodeValidationFailed, "the embed URL needs a form slug and ?key=pk_live_...", nil)
+
+var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Form</title>
+<link rel="stylesheet" href="{{.Embed}}/forms.css">
+<style>body{margin:0;padding:16px;background:transparent}</style>
+</head>
+<body>
+<main>
+<div data-gatehouse-form="{{.Slug}}" data-key="{{.Key}}" data-api="{{.API}}"></div>
+</main>
+<script src="{{.Embed}}/forms.js"></script>
+</body>
+</html>
+`))
+
+// page answers the iframe page of one form. The key is checked by the API when the script
+// loads the definition; here only its shape is.
+func (h *Host) page(c *fiber.Ctx) error {
+	slug, key := c.Params("slug"), c.Query("key")
+	if !slugRe.MatchString(slug) || !keyRe.MatchString(key) {
+		return ErrBadEmbed
+	}
+	var b strings.Builder
+	if err := pageTmpl.Execute(&b, map[string]string{"Slug": slug, "Key": key, "API": h.formsBase, "Embed": h.embedURL}); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+	return c.SendString(b.String())
+}
+
+// jsString quotes s as a JavaScript string literal safe inside a script.
+func jsString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == '<' || r == '>' || r == '&' || r == 0x2028 || r == 0x2029:
+			b.WriteString(`\u`)
+			const hexd = "0123456789abcdef"
+			b.WriteByte(hexd[r>>12&0xf])
+			b.WriteByte(hexd[r>>8&0xf])
+			b.WriteByte(hexd[r>>4&0xf])
+			b.WriteByte(hexd[r&0xf])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,105 @@
+// Package ratelimit limits how often a key (an API key and a form, say) may act, with the
+// generic cell rate algorithm (GCRA): a token bucket kept as one "theoretical arrival time"
+// per key. Unlike fixed windows it never lets a caller send two bursts across a window edge.
+//
+// A Limiter allowing 60 per minute with a burst of 60 answers the 61st request of a burst with
+// a refusal and the wait until one more request fits (one second), then refills at one
+// request per second. The clock is injectable, so tests step time instead of sleeping.
+package ratelimit
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// Limiter is a set of GCRA buckets, one per key, safe for concurrent use.
+type Limiter struct {
+	interval time.Duration // time one request "costs": per / rate
+	burst    time.Duration // interval * burst: how far ahead of now a key may run
+	now      func() time.Time
+	seed     maphash.Seed
+	shards   [shardCount]shard
+}
+
+const shardCount = 32
+
+type shard struct {
+	mu    sync.Mutex
+	tat   map[string]time.Time // theoretical arrival time of the next request per key
+	calls int
+}
+
+// Options configures New.
+type Options struct {
+	// Rate requests are allowed per Per (60 per minute: Rate 60, Per time.Minute).
+	Rate int
+	Per  time.Duration
+	// Burst is how many requests may arrive at once; Rate when zero.
+	Burst int
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// New returns a limiter. Rate and Per must be positive.
+func New(o Options) *Limiter {
+	if o.Rate <= 0 || o.Per <= 0 {
+		panic("ratelimit: Rate and Per must be positive")
+	}
+	if o.Burst <= 0 {
+		o.Burst = o.Rate
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	iv := o.Per / time.Duration(o.Rate)
+	l := &Limiter{interval: iv, burst: iv * time.Duration(o.Burst), now: o.Now, seed: maphash.MakeSeed()}
+	for i := range l.shards {
+		l.shards[i].tat = map[string]time.Time{}
+	}
+	return l
+}
+
+// Allow takes one request for key. It reports whether the request may go ahead and, when it
+// may not, how long until it would.
+func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
+	now := l.now()
+	s := &l.shards[maphash.String(l.seed, key)%shardCount]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if s.calls%1024 == 0 {
+		s.sweep(now)
+	}
+	tat, found := s.tat[key]
+	if !found || tat.Before(now) {
+		tat = now
+	}
+	next := tat.Add(l.interval)
+	if ahead := next.Sub(now); ahead > l.burst {
+		return false, ahead - l.burst
+	}
+	s.tat[key] = next
+	return true, 0
+}
+
+// sweep drops keys whose bucket is full again: they hold no state worth keeping.
+func (s *shard) sweep(now time.Time) {
+	for k, t := range s.tat {
+		if !t.After(now) {
+			delete(s.tat, k)
+		}
+	}
+}
+
+// Len reports how many keys hold state (for tests and metrics).
+func (l *Limiter) Len() int {
+	n := 0
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		n += len(s.tat)
+		s.mu.Unlock()
+	}
+	return n
+}

@@ -1,0 +1,320 @@
+package forms
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/gatehouse-dev/gatehouse/edge/blob"
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/ratelimit"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// Tenants is what the service reads of tenancy (*tenancy.Service implements it).
+type Tenants interface {
+	Project(ctx context.Context, id string) (tenancy.ProjectInfo, error)
+	Form(ctx context.Context, project, slug string) (tenancy.Form, error)
+}
+
+var _ Tenants = (*tenancy.Service)(nil)
+
+// FilterInput is a submission handed to a forms.submit filter, after the fields validated.
+type FilterInput struct {
+	Project   string
+	Form      string
+	Data      map[string]any
+	IP        string
+	UserAgent string
+}
+
+// Filter is the forms.submit hook (plugins implement it). It returns the data to store
+// (possibly rewritten) or an error: an *httpx.Error rejects the submission with its code.
+type Filter interface {
+	FilterSubmission(ctx context.Context, in FilterInput) (map[string]any, error)
+}
+
+// Options configures New. DB, Tenants and Blobs are required.
+type Options struct {
+	DB      *store.DB
+	Tenants Tenants
+	Blobs   blob.Store
+	// Verifiers are the built-in captcha verifiers by provider name (NewVerifiers builds them).
+	Verifiers map[string]Verifier
+	// Plugins finds plugin captcha verifiers; nil when no plugin host is wired.
+	Plugins PluginVerifiers
+	// Filter is the forms.submit hook; nil for none.
+	Filter Filter
+	// Now is the clock of timestamps and of the rate limiter (time.Now when nil).
+	Now func() time.Time
+	// RatePerMinute is the per-key-per-form submission rate (60 when zero).
+	RatePerMinute int
+	// AdminBase is the admin API root ({public_url}/admin/v1) used for file links in the inbox.
+	AdminBase string
+	Log       *slog.Logger
+}
+
+// Service holds the Forms rules.
+type Service struct {
+	o      Options
+	now    func() time.Time
+	limit  *ratelimit.Limiter
+	cache  *lru.Cache[string, *compiled]
+	commit *committer
+	log    *slog.Logger
+}
+
+// NewVerifiers returns the three built-in siteverify verifiers with their endpoint URLs.
+func NewVerifiers(turnstileURL, hcaptchaURL, recaptchaURL string, client *http.Client) map[string]Verifier {
+	return map[string]Verifier{
+		ProviderTurnstile: &SiteVerify{Provider: ProviderTurnstile, URL: turnstileURL, Client: client},
+		ProviderHCaptcha:  &SiteVerify{Provider: ProviderHCaptcha, URL: hcaptchaURL, Client: client},
+		ProviderReCaptcha: &SiteVerify{Provider: ProviderReCaptcha, URL: recaptchaURL, Client: client},
+	}
+}
+
+// New returns the service and starts its commit loop; Close stops it.
+func New(o Options) (*Service, error) {
+	if o.DB == nil || o.Tenants == nil || o.Blobs == nil {
+		return nil, errors.New("forms: DB, Tenants and Blobs are required")
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	rate := o.RatePerMinute
+	if rate <= 0 {
+		rate = 60
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cache, _ := lru.New[string, *compiled](4096)
+	return &Service{
+		o:      o,
+		now:    now,
+		limit:  ratelimit.New(ratelimit.Options{Rate: rate, Per: time.Minute, Now: now}),
+		cache:  cache,
+		commit: newCommitter(o.DB),
+		log:    log,
+	}, nil
+}
+
+// Invalidate drops every cached form; tenancy's OnChange calls it after each change.
+func (s *Service) Invalidate() { s.cache.Purge() }
+
+// Close commits what is queued and stops the commit loop.
+func (s *Service) Close() { s.commit.Close() }
+
+// form loads (through the cache) a published, public form of project.
+func (s *Service) form(ctx context.Context, project, slug string) (*compiled, error) {
+	ck := project + "/" + slug
+	c, ok := s.cache.Get(ck)
+	if !ok {
+		f, err := s.o.Tenants.Form(ctx, project, slug)
+		if errors.Is(err, tenancy.ErrNotFound) {
+			return nil, ErrFormNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		p, err := s.o.Tenants.Project(ctx, project)
+		if errors.Is(err, tenancy.ErrNotFound) {
+			return nil, ErrFormNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		c = compile(f, p)
+		s.cache.Add(ck, c)
+	}
+	if !c.form.Published {
+		return nil, ErrFormNotFound
+	}
+	if c.form.Visibility == "private" {
+		return nil, ErrFormPrivate
+	}
+	return c, nil
+}
+
+func compile(f tenancy.Form, p tenancy.ProjectInfo) *compiled {
+	fields, order := compileFields(f.Fields)
+	c := &compiled{form: f, project: p, fields: fields, order: order}
+	d := Definition{Slug: f.Slug, Title: f.Title, Settings: f.Settings, Fields: make([]FieldView, 0, len(f.Fields))}
+	if d.Settings == nil {
+		d.Settings = map[string]any{}
+	}
+	for _, fd := range f.Fields {
+		d.Fields = append(d.Fields, FieldView{
+			Name: fd.Name, Type: fd.Type, Label: fd.Label, Required: fd.Required, Placeholder: fd.Placeholder,
+			HelpText: fd.HelpText, MinLength: fd.MinLength, MaxLength: fd.MaxLength, Min: fd.Min, Max: fd.Max,
+			Pattern: fd.Pattern, Options: fd.Options, Accept: fd.Accept, Multiple: fd.Multiple, MaxSizeMB: fd.MaxSizeMB,
+		})
+	}
+	if f.Captcha.Enabled {
+		switch {
+		case f.Captcha.Plugin != "":
+			d.Captcha = &CaptchaView{Provider: "plugin"}
+		case p.Captcha != nil && p.Captcha.Plugin != "":
+			d.Captcha = &CaptchaView{Provider: "plugin", SiteKey: p.Captcha.SiteKey}
+		case p.Captcha != nil:
+			d.Captcha = &CaptchaView{Provider: p.Captcha.Provider, SiteKey: p.Captcha.SiteKey}
+		default:
+			d.Captcha = &CaptchaView{Provider: ""}
+		}
+	}
+	c.def = d
+	return c
+}
+
+// Definition returns the public definition of a published, public form.
+func (s *Service) Definition(ctx context.Context, project, slug string) (Definition, error) {
+	c, err := s.form(ctx, project, slug)
+	if err != nil {
+		return Definition{}, err
+	}
+	return c.def, nil
+}
+
+// verifier picks the captcha verifier of a form, or ErrCaptchaNotConfigured.
+func (s *Service) verifier(ctx context.Context, c *compiled) (Verifier, Challenge, error) {
+	ch := Challenge{Project: c.project.ID, Form: c.form.Slug}
+	plugin := c.form.Captcha.Plugin
+	keys := c.project.Captcha
+	if plugin == "" && keys != nil {
+		plugin = keys.Plugin
+	}
+	if keys != nil {
+		ch.SiteKey, ch.Secret = keys.SiteKey, keys.Secret
+	}
+	if plugin != "" {
+		if s.o.Plugins == nil {
+			return nil, ch, ErrCaptchaNotConfigured
+		}
+		v, err := s.o.Plugins.CaptchaVerifier(ctx, c.project.ID, plugin)
+		if err != nil || v == nil {
+			return nil, ch, httpx.New(503, CodeCaptchaNotConfigured, ErrCaptchaNotConfigured.Message, err)
+		}
+		return v, ch, nil
+	}
+	if keys == nil || keys.Secret == "" || keys.Provider == "" {
+		return nil, ch, ErrCaptchaNotConfigured
+	}
+	v, ok := s.o.Verifiers[keys.Provider]
+	if !ok || v == nil {
+		return nil, ch, ErrCaptchaNotConfigured
+	}
+	return v, ch, nil
+}
+
+// Submit validates, filters, verifies the captcha (last, so a single-use token is not burned
+// by a submission that fails validation), stores the files and then the submission in a
+// durable grouped commit, and returns the receipt.
+func (s *Service) Submit(ctx context.Context, in Input) (Receipt, error) {
+	c, err := s.form(ctx, in.Project, in.Slug)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if ok, retry := s.limit.Allow(in.KeyHash + "/" + in.Project + "/" + in.Slug); !ok {
+		return Receipt{}, rateLimited(retry)
+	}
+	if in.Values == nil {
+		in.Values = map[string]any{}
+	}
+	token := takeCaptcha(in.Values)
+	var ver Verifier
+	var ch Challenge
+	if c.form.Captcha.Enabled {
+		if ver, ch, err = s.verifier(ctx, c); err != nil {
+			return Receipt{}, err
+		}
+		if token == "" {
+			return Receipt{}, ErrCaptchaRequired
+		}
+	}
+	data, err := validate(c, in.Values, in.FromForm, in.Files)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if s.o.Filter != nil {
+		out, err := s.o.Filter.FilterSubmission(ctx, FilterInput{Project: in.Project, Form: in.Slug, Data: data, IP: in.IP, UserAgent: in.UserAgent})
+		if err != nil {
+			return Receipt{}, err
+		}
+		if out != nil {
+			data = out
+		}
+	}
+	if ver != nil {
+		ch.Token, ch.RemoteIP = token, in.IP
+		v, err := ver.Verify(ctx, ch)
+		if err != nil {
+			s.log.Warn("captcha verification failed", "project", in.Project, "form", in.Slug, "err", err)
+			return Receipt{}, httpx.New(ErrCaptchaUnavailable.Status, ErrCaptchaUnavailable.Code, ErrCaptchaUnavailable.Message, err)
+		}
+		if !v.Success {
+			return Receipt{}, httpx.New(ErrCaptchaFailed.Status, ErrCaptchaFailed.Code, ErrCaptchaFailed.Message, fmt.Errorf("provider codes %v", v.Codes))
+		}
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return Receipt{}, fmt.Errorf("forms: new id: %w", err)
+	}
+	sub := Submission{
+		ID: id.String(), Form: in.Slug, CreatedAt: s.now().UTC().Format(tenancy.TimeFormat),
+		IP: in.IP, UserAgent: in.UserAgent, Data: data, Files: []FileRef{},
+	}
+	if err := s.storeFiles(ctx, c, in, &sub); err != nil {
+		s.dropFiles(sub.Files)
+		return Receipt{}, err
+	}
+	raw, err := json.Marshal(sub)
+	if err != nil {
+		s.dropFiles(sub.Files)
+		return Receipt{}, fmt.Errorf("forms: encode submission: %w", err)
+	}
+	if err := s.commit.Commit(ctx, subKey(in.Project, in.Slug, sub.ID), raw); err != nil {
+		s.dropFiles(sub.Files)
+		return Receipt{}, fmt.Errorf("forms: store submission: %w", err)
+	}
+	return Receipt{ID: sub.ID, Status: "received"}, nil
+}
+
+// storeFiles streams every file part into blob storage, in field order.
+func (s *Service) storeFiles(ctx context.Context, c *compiled, in Input, sub *Submission) error {
+	n := 0
+	for _, name := range c.order {
+		for _, p := range in.Files[name] {
+			key := blobKey(in.Project, in.Slug, sub.ID, n, p.Filename)
+			n++
+			r, err := p.Open()
+			if err != nil {
+				return fmt.Errorf("forms: open file part: %w", err)
+			}
+			size, err := s.o.Blobs.Put(ctx, key, r, p.ContentType)
+			r.Close()
+			if err != nil {
+				return fmt.Errorf("forms: store file: %w", err)
+			}
+			sub.Files = append(sub.Files, FileRef{Field: name, Name: p.Filename, ContentType: p.ContentType, Size: size, Key: key})
+		}
+	}
+	return nil
+}
+
+func (s *Service) dropFiles(fs []FileRef) {
+	for _, f := range fs {
+		if err := s.o.Blobs.Delete(context.Background(), f.Key); err != nil {
+			s.log.Warn("removing the file of a failed submission", "key", f.Key, "err", err)
+		}
+	}
+}
