@@ -173,7 +173,9 @@ func (s *Service) project(ctx context.Context, caller Caller, id string) (tenanc
 // build validates the request and renders the message it asks for.
 func (s *Service) build(ctx context.Context, proj tenancy.ProjectInfo, req SendRequest) (*Message, error) {
 	var problems []httpx.FieldProblem
-	bad := func(field, problem string) { problems = append(problems, httpx.FieldProblem{Field: field, Problem: problem}) }
+	bad := func(field, problem string) {
+		problems = append(problems, httpx.FieldProblem{Field: field, Problem: problem})
+	}
 	if req.To == nil {
 		bad("to", "required")
 	} else {
