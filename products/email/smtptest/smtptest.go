@@ -54,8 +54,16 @@ type Server struct {
 	count map[string]int
 	msgs  []Received
 	conns int
-	// Delay is waited before answering DATA (to keep messages in flight in crash tests).
+	// Delay is waited before answering DATA (to keep messages in flight in crash tests);
+	// set it with SetDelay.
 	Delay time.Duration
+}
+
+// SetDelay sets the wait before each DATA answer.
+func (s *Server) SetDelay(d time.Duration) {
+	s.mu.Lock()
+	s.Delay = d
+	s.mu.Unlock()
 }
 
 // Start starts a server on 127.0.0.1 that accepts everything unless rule says otherwise; it is
@@ -161,8 +169,11 @@ func (ss *session) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if ss.s.Delay > 0 {
-		time.Sleep(ss.s.Delay)
+	ss.s.mu.Lock()
+	delay := ss.s.Delay
+	ss.s.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
 	}
 	ss.s.mu.Lock()
 	ss.s.msgs = append(ss.s.msgs, Received{From: ss.from, To: append([]string(nil), ss.to...), Data: b})
