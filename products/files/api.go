@@ -165,10 +165,10 @@ func (a *API) duplicate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return c.JSON(fiber.Map{"isDuplicate": false})
-	}
-	return c.JSON(fiber.Map{"isDuplicate": true, "assetId": id})
+	return c.JSON(struct {
+		IsDuplicate bool   `json:"isDuplicate"`
+		AssetID     string `json:"assetId,omitempty"`
+	}{ok, id})
 }
 
 func (a *API) list(c *fiber.Ctx) error { return a.listScope(c, scopeOf(c), false) }

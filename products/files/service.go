@@ -441,13 +441,18 @@ type meter struct {
 	h     hash.Hash
 	w     *io.PipeWriter
 	err   error
+	eof   bool // the body ended: never read it again (a chunked stream would wait for more)
 }
 
 func (m *meter) Read(p []byte) (int, error) {
 	if m.err != nil {
 		return 0, m.err
 	}
+	if m.eof {
+		return 0, io.EOF
+	}
 	n, err := m.r.Read(p)
+	m.eof = err == io.EOF
 	if n > 0 {
 		if m.n+int64(n) > m.limit {
 			m.err = mismatch(fmt.Sprintf("the body is longer than the slot's %d bytes", m.limit))

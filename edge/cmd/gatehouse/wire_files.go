@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/products/files"
+)
+
+// addFiles wires the File-asset product: the API at {public_url}/files, the asset host at
+// {public_url}/cdn (and asset_host), and the sweeper of expired pending uploads.
+func (a *assembly) addFiles(ctx context.Context, d deps) error {
+	key, err := d.tenancy.Secret(ctx, "upload-url-key", 32)
+	if err != nil {
+		return err
+	}
+	signer, err := files.NewSigner(key)
+	if err != nil {
+		return err
+	}
+	svc, err := files.NewService(files.Options{
+		DB: d.db, Blobs: d.blobs, Signer: signer, Cursors: d.cursors,
+		FilesBase: d.cfg.BaseURL("files"), AssetBase: d.cfg.AssetBaseURL(), Log: d.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.products = append(a.products, files.NewAPI(svc, d.auth), files.NewHost(svc))
+	a.components = append(a.components, files.NewSweeper(svc, time.Minute))
+	return nil
+}

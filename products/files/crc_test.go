@@ -1,0 +1,5 @@
+package files_test
+
+import "hash/crc32"
+
+func crc(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
