@@ -162,7 +162,10 @@ func TestInboxAndStoredFields(t *testing.T) {
 	type item struct {
 		ID, Form, CreatedAt, IP, UserAgent string
 		Data                               map[string]any
-		Files                              []struct{ Field, Name, ContentType, URL string; Size int64 }
+		Files                              []struct {
+			Field, Name, ContentType, URL string
+			Size                          int64
+		}
 	}
 	type pageT struct {
 		Items      []item

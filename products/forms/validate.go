@@ -81,7 +81,9 @@ func takeCaptcha(values map[string]any) string {
 // VALIDATION_FAILED error listing every problem in field order (unknown fields last).
 func validate(c *compiled, values map[string]any, fromForm bool, files map[string][]FilePart) (map[string]any, error) {
 	var problems []httpx.FieldProblem
-	add := func(field, problem string) { problems = append(problems, httpx.FieldProblem{Field: field, Problem: problem}) }
+	add := func(field, problem string) {
+		problems = append(problems, httpx.FieldProblem{Field: field, Problem: problem})
+	}
 	data := make(map[string]any, len(values))
 	for _, name := range c.order {
 		f := c.fields[name]

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs browser.test.mjs against a real gateway started here:
+#   bash sdk-js/packages/forms-embed/browser/run-against-gateway.sh [path/to/gatehouse]
+# Starts `gatehouse serve` on 127.0.0.1:<free port> with an own config (admin token only), a
+# throw-away data folder and tenants.browser-test.yaml, waits for /readyz, runs the test,
+# stops the gateway. Needs `npm ci` in sdk-js (playwright-core) and Debian's chromium
+# (installed here with apt-get when missing and we are root).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../../../.." && pwd)"
+bin="${1:-$repo/bin/gatehouse}"
+[ -x "$bin" ] || { echo "forms browser test: no gatehouse binary at $bin (make build)" >&2; exit 2; }
+
+if [ ! -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "forms browser test: installing Debian chromium" >&2
+    apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
+  else
+    echo "forms browser test: ${CHROMIUM_PATH:-/usr/bin/chromium} missing (apt-get install -y chromium)" >&2; exit 2
+  fi
+fi
+
+port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+data="$(mktemp -d)"
+log="$data/gatehouse.log"
+token="forms-browser-admin-$$"
+printf '{"admin_token": "%s", "public_url": "http://127.0.0.1:%s"}\n' "$token" "$port" >"$data/gatehouse.yaml"
+"$bin" serve --config "$data/gatehouse.yaml" --listen "127.0.0.1:$port" --data "$data/data" --tenants "$here/tenants.browser-test.yaml" >"$log" 2>&1 &
+gw=$!
+cleanup() { kill "$gw" 2>/dev/null || true; wait "$gw" 2>/dev/null || true; rm -rf "$data"; }
+trap cleanup EXIT
+
+url="http://127.0.0.1:$port"
+for _ in $(seq 1 150); do
+  if curl -fsS "$url/readyz" >/dev/null 2>&1; then break; fi
+  if ! kill -0 "$gw" 2>/dev/null; then echo "forms browser test: gatehouse exited:" >&2; cat "$log" >&2; exit 2; fi
+  sleep 0.2
+done
+curl -fsS "$url/readyz" >/dev/null || { echo "forms browser test: gateway not ready at $url" >&2; cat "$log" >&2; exit 2; }
+
+set +e
+GATEHOUSE_URL="$url" GATEHOUSE_ADMIN_TOKEN="$token" GATEHOUSE_FORMS_KEY=pk_live_forms_browser_web \
+GATEHOUSE_FORMS_PROJECT=forms-browser node "$here/browser.test.mjs"
+rc=$?
+set -e
+[ "$rc" = 0 ] || { echo "--- gatehouse log ---" >&2; tail -n 40 "$log" >&2; }
+exit "$rc"
