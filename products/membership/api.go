@@ -33,6 +33,8 @@ var Rule = auth.Rule{Product: "membership", PublishableOnly: true, AllowTest: tr
 // Mount implements edge.Product.
 func (p *Product) Mount(r fiber.Router) {
 	p.auth.Handle(r, http.MethodGet, "/config", Rule, p.getConfig)
+	// HEAD answers the same headers without the body (curl -I, cache probes).
+	p.auth.Handle(r, http.MethodHead, "/config", Rule, p.getConfig)
 }
 
 func (p *Product) getConfig(c *fiber.Ctx) error {

@@ -82,6 +82,8 @@ func TestConfigAuthAndErrors(t *testing.T) {
 		{Name: "org-only key", Method: "GET", Path: "/membership/config", Key: "pk_live_acme_org_member", Status: 400, Code: "API_KEY_REQUIRES_PROJECT_SCOPE"},
 		{Name: "only inactive connections", Method: "GET", Path: "/membership/config", Key: "pk_live_bare_web", Status: 404, Code: "NO_ACTIVE_CONNECTION"},
 		{Name: "no connections at all", Method: "GET", Path: "/membership/config", Key: "pk_test_empty_member", Status: 404, Code: "NO_ACTIVE_CONNECTION"},
+		{Name: "head", Method: "HEAD", Path: "/membership/config", Key: "pk_live_demo_web", Status: 200},
+		{Name: "head without key", Method: "HEAD", Path: "/membership/config", Status: 401},
 		{Name: "other method", Method: "POST", Path: "/membership/config", Key: "pk_live_demo_web", Status: 404, Code: "NOT_FOUND"},
 		{Name: "unknown route", Method: "GET", Path: "/membership/connections", Key: "pk_live_demo_web", Status: 404, Code: "NOT_FOUND"},
 	})
@@ -297,4 +299,14 @@ func boolStr(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+func TestConfigHeadMatchesGet(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	get := h.Do("GET", "/membership/config", nil, "X-API-Key", "pk_live_demo_web")
+	head := h.Do("HEAD", "/membership/config", nil, "X-API-Key", "pk_live_demo_web")
+	if head.Status != 200 || len(head.Body) != 0 || head.Header.Get("ETag") != get.Header.Get("ETag") || head.Header.Get("Cache-Control") != membership.CacheControl {
+		t.Errorf("HEAD /membership/config = %d %v body %q; want 200, the GET's ETag %s and no body", head.Status, head.Header, head.Body, get.Header.Get("ETag"))
+	}
 }
