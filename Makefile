@@ -20,7 +20,7 @@ help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
 
 build: ## build bin/gatehouse (the Go build never needs npm: bundles are committed)
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./edge/cmd/gatehouse
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./edge/cmd/gatehouse
 
 run: build ## build and start the gateway on ./data with the demo tenants from configs/
 	./$(BIN) serve --config configs/gatehouse.yaml --tenants configs/demo.tenants.yaml
