@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/gatehouse-dev/gatehouse/index/title"
+	"github.com/gatehouse-dev/gatehouse/products/records"
+)
+
+// addRecords wires the records product: its service over the store, the title index in
+// <data>/title.bleve, the read routes and admin write routes, and the tenancy listener that
+// mirrors tenants-document records into the product's store.
+func (a *assembly) addRecords(ctx context.Context, d deps) error {
+	titles, err := title.Open(filepath.Join(d.cfg.Data, "title.bleve"))
+	if err != nil {
+		return err
+	}
+	svc, err := records.New(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log})
+	if err != nil {
+		_ = titles.Close()
+		return err
+	}
+	d.tenancy.OnChange(svc.Listener(true))
+	// The title index must be current before the first query: repair it now, not after listen.
+	if err := svc.Start(ctx); err != nil {
+		_ = svc.Close()
+		return err
+	}
+	p := records.NewProduct(svc, d.auth)
+	a.products = append(a.products, p)
+	a.closers = append(a.closers, func(context.Context) error { return svc.Close() })
+	return nil
+}

@@ -1,0 +1,214 @@
+// Package title is the bleve index of record titles that the records product searches with q:
+// one index for the whole gateway, each document keyed "<project>/<collection>/<id>" and
+// carrying its scope ("<project>/<collection>") and its title, lower-cased and split into
+// words by Words (so the index and Matches agree exactly). A query matches records whose title has, for every word of the query, a word that
+// starts with it ("hel" finds "Hello world").
+//
+// The index is derived data: the records product writes badger first and then this index, and
+// repairs it on start from a journal kept in badger. Bleve is imported only here.
+package title
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"unicode"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// ErrTooMany reports a query that matches more documents than the caller's limit.
+var ErrTooMany = errors.New("title: too many matches")
+
+const (
+	fieldScope = "s"
+	fieldTitle = "t"
+	analyzer   = "words"
+	// completeKey marks an index whose initial build finished.
+	completeKey = "complete"
+)
+
+// Index is an open title index.
+type Index struct {
+	b bleve.Index
+	// Fresh is true when Open created the index (or found it incomplete): the caller rebuilds it.
+	Fresh bool
+}
+
+type doc struct {
+	S string `json:"s"`
+	T string `json:"t"`
+}
+
+func newMapping() (mapping.IndexMapping, error) {
+	m := bleve.NewIndexMapping()
+	err := m.AddCustomAnalyzer(analyzer, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     whitespace.Name,
+		"token_filters": []string{lowercase.Name},
+	})
+	if err != nil {
+		return nil, err
+	}
+	dm := bleve.NewDocumentStaticMapping()
+	s := bleve.NewKeywordFieldMapping()
+	s.Analyzer = keyword.Name
+	s.Store = false
+	s.IncludeInAll = false
+	s.DocValues = false
+	t := bleve.NewTextFieldMapping()
+	t.Analyzer = analyzer
+	t.Store = false
+	t.IncludeInAll = false
+	t.IncludeTermVectors = false
+	t.DocValues = false
+	dm.AddFieldMappingsAt(fieldScope, s)
+	dm.AddFieldMappingsAt(fieldTitle, t)
+	m.DefaultMapping = dm
+	m.DefaultAnalyzer = analyzer
+	return m, nil
+}
+
+// Open opens the index in dir, creating it when missing. Close it when done.
+func Open(dir string) (*Index, error) {
+	b, err := bleve.Open(dir)
+	if err == nil {
+		v, gerr := b.GetInternal([]byte(completeKey))
+		return &Index{b: b, Fresh: gerr != nil || len(v) == 0}, nil
+	}
+	if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
+		// An unreadable index is rebuilt from the store, never trusted.
+		if rerr := os.RemoveAll(dir); rerr != nil {
+			return nil, fmt.Errorf("title: remove broken index: %w", rerr)
+		}
+	}
+	m, err := newMapping()
+	if err != nil {
+		return nil, err
+	}
+	b, err = bleve.New(dir, m)
+	if err != nil {
+		return nil, fmt.Errorf("title: create index: %w", err)
+	}
+	return &Index{b: b, Fresh: true}, nil
+}
+
+// OpenMemory opens an in-memory index (tests and benchmarks).
+func OpenMemory() (*Index, error) {
+	m, err := newMapping()
+	if err != nil {
+		return nil, err
+	}
+	b, err := bleve.NewMemOnly(m)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{b: b, Fresh: true}, nil
+}
+
+// MarkComplete records that the initial build finished.
+func (x *Index) MarkComplete() error { return x.b.SetInternal([]byte(completeKey), []byte{1}) }
+
+// Close closes the index; it tolerates nil.
+func (x *Index) Close() error {
+	if x == nil || x.b == nil {
+		return nil
+	}
+	return x.b.Close()
+}
+
+// DocID is the document id of a record.
+func DocID(project, collection, id string) string { return project + "/" + collection + "/" + id }
+
+// Batch groups index changes.
+type Batch struct {
+	x *Index
+	b *bleve.Batch
+}
+
+// NewBatch starts a batch.
+func (x *Index) NewBatch() *Batch { return &Batch{x: x, b: x.b.NewBatch()} }
+
+// Put indexes (or re-indexes) the title of a record.
+func (b *Batch) Put(project, collection, id, title string) error {
+	return b.b.Index(DocID(project, collection, id), doc{S: project + "/" + collection, T: strings.Join(Words(title), " ")})
+}
+
+// Delete removes a record from the index.
+func (b *Batch) Delete(project, collection, id string) { b.b.Delete(DocID(project, collection, id)) }
+
+// Size is the number of queued operations.
+func (b *Batch) Size() int { return b.b.Size() }
+
+// Commit applies the batch.
+func (b *Batch) Commit() error {
+	if b.b.Size() == 0 {
+		return nil
+	}
+	err := b.x.b.Batch(b.b)
+	b.b.Reset()
+	return err
+}
+
+// Words splits text as the index does: lower-cased runs of letters and digits.
+func Words(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+// Matches reports whether title matches q under the index's rule (every query word is the
+// prefix of a title word); the records product uses it where it filters without the index.
+func Matches(q []string, title string) bool {
+	words := Words(title)
+	for _, w := range q {
+		ok := false
+		for _, t := range words {
+			if strings.HasPrefix(t, w) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Search returns the ids of the records of project/collection whose title matches words
+// (from Words). More than limit matches gives ErrTooMany.
+func (x *Index) Search(project, collection string, words []string, limit int) ([]string, error) {
+	qs := []query.Query{}
+	sq := bleve.NewTermQuery(project + "/" + collection)
+	sq.SetField(fieldScope)
+	qs = append(qs, sq)
+	for _, w := range words {
+		pq := bleve.NewPrefixQuery(w)
+		pq.SetField(fieldTitle)
+		qs = append(qs, pq)
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), limit+1, 0, false)
+	req.Score = "none"
+	req.SortBy([]string{"_id"})
+	res, err := x.b.Search(req)
+	if err != nil {
+		return nil, fmt.Errorf("title: search: %w", err)
+	}
+	if len(res.Hits) > limit {
+		return nil, ErrTooMany
+	}
+	pre := project + "/" + collection + "/"
+	ids := make([]string, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		ids = append(ids, strings.TrimPrefix(h.ID, pre))
+	}
+	return ids, nil
+}

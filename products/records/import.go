@@ -1,0 +1,132 @@
+package records
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+)
+
+// MaxImportLine is the longest NDJSON line an import accepts.
+const MaxImportLine = 1 << 20
+
+// importChunk is how many records one import transaction writes.
+const importChunk = 500
+
+// ImportReport says what an import did. Errors lists at most the first 100 bad lines.
+type ImportReport struct {
+	Imported int           `json:"imported"`
+	Created  int           `json:"created"`
+	Updated  int           `json:"updated"`
+	Failed   int           `json:"failed"`
+	Errors   []ImportError `json:"errors"`
+}
+
+// ImportError is one line that was not imported.
+type ImportError struct {
+	Line    int    `json:"line"`
+	Problem string `json:"problem"`
+}
+
+// Import reads NDJSON records (one WriteRecord a line) from r and writes them in transactions
+// of importChunk records, holding one chunk in memory at a time. Bad lines are reported and
+// skipped; a line over MaxImportLine stops the import (what was written stays).
+func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader) (ImportReport, error) {
+	rep := ImportReport{Errors: []ImportError{}}
+	sch, err := s.Schema(ctx, project, coll)
+	if err != nil {
+		return rep, err
+	}
+	fail := func(line int, msg string) {
+		rep.Failed++
+		if len(rep.Errors) < 100 {
+			rep.Errors = append(rep.Errors, ImportError{Line: line, Problem: msg})
+		}
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxImportLine)
+	chunk := make([]*record, 0, importChunk)
+	explicit := make([]bool, 0, importChunk)
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		var created, updated int
+		err := s.db.Update(ctx, func(txn *store.Txn) error {
+			created, updated = 0, 0
+			w := newTxWriter(txn)
+			for i, rec := range chunk {
+				if !explicit[i] {
+					old, err := getRecord(txn, project, coll, rec.id)
+					if err != nil {
+						return err
+					}
+					if old != nil {
+						c, _ := old.times()
+						_, u := rec.times()
+						chunk[i] = buildRecord(sch, rec.id, rec.published, rec.data(), c, u)
+					}
+				}
+				old, err := w.put(project, coll, chunk[i])
+				if err != nil {
+					return err
+				}
+				if old == nil {
+					created++
+				} else {
+					updated++
+				}
+			}
+			return w.flush()
+		})
+		if err != nil {
+			return err
+		}
+		rep.Imported += len(chunk)
+		rep.Created += created
+		rep.Updated += updated
+		chunk, explicit = chunk[:0], explicit[:0]
+		return s.drainTitlesErr(ctx)
+	}
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var in WriteRecord
+		if err := json.Unmarshal(b, &in); err != nil {
+			fail(line, "not a JSON object: "+err.Error())
+			continue
+		}
+		rec, probs := s.validate(sch, in)
+		if probs != nil {
+			fail(line, probs[0].field+": "+probs[0].msg)
+			continue
+		}
+		chunk = append(chunk, rec)
+		explicit = append(explicit, in.CreatedAt != "")
+		if len(chunk) == importChunk {
+			if err := flush(); err != nil {
+				return rep, err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			_ = flush()
+			return rep, validation("body", fmt.Sprintf("line %d is longer than %d bytes", line+1, MaxImportLine))
+		}
+		return rep, err
+	}
+	return rep, flush()
+}

@@ -1,0 +1,544 @@
+package records
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/index/fields"
+	"github.com/gatehouse-dev/gatehouse/index/title"
+)
+
+// Query is a record list request, with the raw parameters of the interface.
+type Query struct {
+	Project, Collection string
+	// Secret is true for a secret key: private fields are read, filtered and sorted.
+	Secret   bool
+	Filters  []string
+	Q        string
+	Sort     string
+	Limit    int
+	Cursor   string
+	Populate string
+	Fields   string
+}
+
+// Page is one page of rendered records and the cursor of the next ("" on the last page).
+type Page struct {
+	Items [][]byte
+	Next  string
+}
+
+// plan is a compiled query.
+type plan struct {
+	sch     *Schema
+	secret  bool
+	filters []Filter
+	words   []string
+	sort    []SortKey
+	limit   int
+	after   *tuple
+	scope   string
+}
+
+// tuple is a record's position in the sort order: its sort values and id.
+type tuple struct {
+	vals [][]byte
+	id   string
+}
+
+func (p *plan) tupleOf(r *record) tuple {
+	t := tuple{vals: make([][]byte, len(p.sort)), id: r.id}
+	for i, k := range p.sort {
+		if k.Field == fieldID {
+			t.vals[i] = fields.String(r.id)
+			continue
+		}
+		if v := r.values(k.Field); len(v) > 0 {
+			t.vals[i] = v[0]
+		} else {
+			t.vals[i] = fields.Null()
+		}
+	}
+	return t
+}
+
+// compare orders tuples by the sort keys; ties are broken by id in the first key's direction.
+func (p *plan) compare(a, b tuple) int {
+	for i, k := range p.sort {
+		c := bytes.Compare(a.vals[i], b.vals[i])
+		if k.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	c := strings.Compare(a.id, b.id)
+	if p.sort[0].Desc {
+		c = -c
+	}
+	return c
+}
+
+// match reports whether a stored record is a published result of the query.
+func (p *plan) match(r *record) bool {
+	if !r.published {
+		return false
+	}
+	for i := range p.filters {
+		if !p.filters[i].match(r) {
+			return false
+		}
+	}
+	if len(p.words) > 0 {
+		t := ""
+		if v := r.values(fieldTitle); len(v) == 1 {
+			if s, err := fields.Decode(v[0]); err == nil {
+				t, _ = s.(string)
+			}
+		}
+		if !title.Matches(p.words, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// compile checks and compiles the filter, q and sort parameters.
+func (s *Service) compile(sch *Schema, secret bool, filters []string, q, sortRaw string) (*plan, error) {
+	p := &plan{sch: sch, secret: secret}
+	keys := make([]string, 0, len(filters))
+	for _, raw := range filters {
+		f, err := compileFilter(sch, raw, secret)
+		if err != nil {
+			return nil, err
+		}
+		p.filters = append(p.filters, f)
+		keys = append(keys, f.key())
+	}
+	sort.Strings(keys)
+	p.words = title.Words(q)
+	var err error
+	if p.sort, err = parseSort(sch, sortRaw, secret); err != nil {
+		return nil, err
+	}
+	var sb strings.Builder
+	sb.WriteString(sch.Project + "\x00" + sch.Name + "\x00")
+	if secret {
+		sb.WriteString("s")
+	}
+	for _, k := range p.sort {
+		sb.WriteString("\x00")
+		if k.Desc {
+			sb.WriteString("-")
+		}
+		sb.WriteString(k.Field)
+	}
+	sb.WriteString("\x00q=" + strings.Join(p.words, " "))
+	for _, k := range keys {
+		sb.WriteString("\x00f=" + k)
+	}
+	p.scope = sb.String()
+	return p, nil
+}
+
+func encodeCursor(t tuple) []byte {
+	b := []byte{1}
+	b = binary.AppendUvarint(b, uint64(len(t.vals)))
+	for _, v := range t.vals {
+		b = putBytes(b, v)
+	}
+	return append(b, t.id...)
+}
+
+// decodeCursor reads a cursor payload made by encodeCursor for a plan with n sort keys.
+func decodeCursor(b []byte, n int) (tuple, error) {
+	rd := &reader{b: b}
+	if rd.byte1() != 1 || rd.uvarint() != n || rd.err {
+		return tuple{}, httpx.ErrInvalidCursor
+	}
+	t := tuple{vals: make([][]byte, n)}
+	for i := 0; i < n; i++ {
+		v := rd.bytes()
+		if rd.err {
+			return tuple{}, httpx.ErrInvalidCursor
+		}
+		if l, err := fields.Len(v); err != nil || l != len(v) {
+			return tuple{}, httpx.ErrInvalidCursor
+		}
+		t.vals[i] = v
+	}
+	t.id = string(rd.b)
+	if t.id == "" {
+		return tuple{}, httpx.ErrInvalidCursor
+	}
+	return t, nil
+}
+
+// List runs a list query.
+func (s *Service) List(ctx context.Context, q Query) (Page, error) {
+	sch, err := s.readable(ctx, q.Project, q.Collection, q.Secret)
+	if err != nil {
+		return Page{}, err
+	}
+	p, err := s.compile(sch, q.Secret, q.Filters, q.Q, q.Sort)
+	if err != nil {
+		return Page{}, err
+	}
+	p.limit = q.Limit
+	if p.limit <= 0 {
+		p.limit = 25
+	}
+	if q.Cursor != "" {
+		payload, err := s.cursors.Decode(p.scope, q.Cursor)
+		if err != nil {
+			return Page{}, err
+		}
+		t, err := decodeCursor(payload, len(p.sort))
+		if err != nil {
+			return Page{}, err
+		}
+		p.after = &t
+	}
+	out, err := s.newOutput(ctx, sch, q.Secret, q.Populate, q.Fields)
+	if err != nil {
+		return Page{}, err
+	}
+	var page Page
+	err = s.db.View(ctx, func(txn *store.Txn) error {
+		recs, err := s.collect(ctx, txn, p)
+		if err != nil {
+			return err
+		}
+		if len(recs) > p.limit {
+			recs = recs[:p.limit]
+			page.Next = s.cursors.Encode(p.scope, encodeCursor(p.tupleOf(recs[len(recs)-1])))
+		}
+		page.Items, err = out.render(txn, recs)
+		return err
+	})
+	if err != nil {
+		return Page{}, err
+	}
+	page.Items, err = s.applyReadFilter(ctx, q.Project, q.Collection, page.Items)
+	return page, err
+}
+
+// Get reads one published record.
+func (s *Service) Get(ctx context.Context, project, coll, id string, secret bool, populate, fieldsSel string) ([]byte, error) {
+	sch, err := s.readable(ctx, project, coll, secret)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.newOutput(ctx, sch, secret, populate, fieldsSel)
+	if err != nil {
+		return nil, err
+	}
+	var items [][]byte
+	err = s.db.View(ctx, func(txn *store.Txn) error {
+		raw, err := txn.Get(recKey(project, coll, id))
+		if errors.Is(err, store.ErrNotFound) {
+			return ErrRecordNotFound
+		}
+		if err != nil {
+			return err
+		}
+		r, err := decodeRecord(id, raw)
+		if err != nil {
+			return err
+		}
+		if !r.published {
+			return ErrRecordNotFound
+		}
+		items, err = out.render(txn, []*record{r})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	items, err = s.applyReadFilter(ctx, project, coll, items)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, ErrRecordNotFound
+	}
+	return items[0], nil
+}
+
+// getRecord reads and decodes one stored record (nil when missing).
+func getRecord(txn *store.Txn, project, coll, id string) (*record, error) {
+	raw, err := txn.Get(recKey(project, coll, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeRecord(id, raw)
+}
+
+// collect returns up to limit+1 matching records after the cursor, in sort order.
+func (s *Service) collect(ctx context.Context, txn *store.Txn, p *plan) ([]*record, error) {
+	want := p.limit + 1
+	ids, ok, err := s.candidates(txn, p)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		var recs []*record
+		var tuples []tuple
+		for _, id := range ids {
+			r, err := getRecord(txn, p.sch.Project, p.sch.Name, id)
+			if err != nil {
+				return nil, err
+			}
+			if r == nil || !p.match(r) {
+				continue
+			}
+			t := p.tupleOf(r)
+			if p.after != nil && p.compare(t, *p.after) <= 0 {
+				continue
+			}
+			recs = append(recs, r)
+			tuples = append(tuples, t)
+		}
+		return topK(p, recs, tuples, want), nil
+	}
+	if len(p.sort) == 1 {
+		return s.scanSorted(ctx, txn, p, want)
+	}
+	// Several sort keys and nothing selective: stream every record, keep the best want.
+	var recs []*record
+	var tuples []tuple
+	err = txn.Iterate(store.IterOptions{Prefix: recPrefix(p.sch.Project, p.sch.Name)}, func(k, v []byte) (bool, error) {
+		r, err := decodeRecord(store.LastPart(k), v)
+		if err != nil {
+			return false, err
+		}
+		if !p.match(r) {
+			return true, nil
+		}
+		t := p.tupleOf(r)
+		if p.after != nil && p.compare(t, *p.after) <= 0 {
+			return true, nil
+		}
+		recs = append(recs, r)
+		tuples = append(tuples, t)
+		if len(recs) >= 4*want+64 {
+			recs = topK(p, recs, tuples, want)
+			tuples = tuples[:0]
+			for _, r := range recs {
+				tuples = append(tuples, p.tupleOf(r))
+			}
+		}
+		return ctx.Err() == nil, ctx.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return topK(p, recs, tuples, want), nil
+}
+
+// topK sorts records by their tuples and keeps the first k.
+func topK(p *plan, recs []*record, tuples []tuple, k int) []*record {
+	idx := make([]int, len(recs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return p.compare(tuples[idx[a]], tuples[idx[b]]) < 0 })
+	if len(idx) > k {
+		idx = idx[:k]
+	}
+	out := make([]*record, len(idx))
+	for i, j := range idx {
+		out[i] = recs[j]
+	}
+	return out
+}
+
+// candidates returns the ids of a small superset of the matches when an index gives one: the
+// title search, or the most selective filter whose index range holds fewer ids than the limit.
+func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
+	var best []string
+	ok := false
+	limit := s.candLimit
+	if len(p.words) > 0 {
+		ids, err := s.titles.Search(p.sch.Project, p.sch.Name, p.words, s.qLimit)
+		switch {
+		case err == nil:
+			best, ok = ids, true
+			if len(ids) < limit {
+				limit = len(ids)
+			}
+		case !errors.Is(err, title.ErrTooMany):
+			return nil, false, err
+		}
+	}
+	for i := range p.filters {
+		f := &p.filters[i]
+		ranges := filterRanges(f)
+		if ranges == nil {
+			continue
+		}
+		ids, complete, err := collectIDs(txn, idxPrefix(p.sch.Project, p.sch.Name, f.Field), ranges, limit)
+		if err != nil {
+			return nil, false, err
+		}
+		if complete && (!ok || len(ids) < len(best)) {
+			best, ok, limit = ids, true, len(ids)
+		}
+	}
+	return best, ok, nil
+}
+
+// filterRanges returns the index ranges a filter selects, or nil when it needs a full scan.
+func filterRanges(f *Filter) []fields.Range {
+	if f.Field == fieldID || !f.f.Indexed {
+		return nil
+	}
+	if f.Op == "in" {
+		out := make([]fields.Range, 0, len(f.Values))
+		for _, v := range f.Values {
+			out = append(out, fields.Eq(v))
+		}
+		return out
+	}
+	if r, ok := f.rng(); ok {
+		return []fields.Range{r}
+	}
+	return nil
+}
+
+// collectIDs gathers the distinct ids in ranges; complete is false when there are limit or more.
+func collectIDs(txn *store.Txn, prefix []byte, ranges []fields.Range, limit int) ([]string, bool, error) {
+	seen := map[string]struct{}{}
+	var ids []string
+	for _, r := range ranges {
+		err := fields.Scan(txn, prefix, fields.ScanOptions{Range: r}, func(_ []byte, id string) (bool, error) {
+			if _, dup := seen[id]; !dup {
+				seen[id] = struct{}{}
+				ids = append(ids, id)
+			}
+			return len(ids) < limit, nil
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		if len(ids) >= limit {
+			return nil, false, nil
+		}
+	}
+	return ids, true, nil
+}
+
+// scanSorted walks the index of the single sort key (or the records, for id) in order from
+// the cursor, checking each record, until want matches.
+func (s *Service) scanSorted(ctx context.Context, txn *store.Txn, p *plan, want int) ([]*record, error) {
+	k := p.sort[0]
+	var out []*record
+	if k.Field == fieldID {
+		prefix := recPrefix(p.sch.Project, p.sch.Name)
+		var start []byte
+		if p.after != nil {
+			start = append(append([]byte{}, prefix...), p.after.id...)
+			if !k.Desc {
+				start = append(start, 0)
+			}
+		}
+		err := txn.Iterate(store.IterOptions{Prefix: prefix, Start: start, Reverse: k.Desc}, func(key, v []byte) (bool, error) {
+			id := store.LastPart(key)
+			if p.after != nil && id == p.after.id {
+				return true, nil
+			}
+			r, err := decodeRecord(id, v)
+			if err != nil {
+				return false, err
+			}
+			if p.match(r) {
+				out = append(out, r)
+			}
+			return len(out) < want && ctx.Err() == nil, ctx.Err()
+		})
+		return out, err
+	}
+	prefix := idxPrefix(p.sch.Project, p.sch.Name, k.Field)
+	o := fields.ScanOptions{Reverse: k.Desc}
+	for i := range p.filters {
+		if f := &p.filters[i]; f.Field == k.Field && f.Op != "in" {
+			if r, ok := f.rng(); ok {
+				o.Range = r
+				break
+			}
+		}
+	}
+	if p.after != nil {
+		o.After = fields.Entry(prefix, p.after.vals[0], p.after.id)
+	}
+	err := fields.Scan(txn, prefix, o, func(_ []byte, id string) (bool, error) {
+		r, err := getRecord(txn, p.sch.Project, p.sch.Name, id)
+		if err != nil {
+			return false, err
+		}
+		if r != nil && p.match(r) {
+			out = append(out, r)
+		}
+		return len(out) < want && ctx.Err() == nil, ctx.Err()
+	})
+	return out, err
+}
+
+// each visits every matching record once, in no particular order.
+func (s *Service) each(ctx context.Context, txn *store.Txn, p *plan, fn func(r *record)) error {
+	ids, ok, err := s.candidates(txn, p)
+	if err != nil {
+		return err
+	}
+	if ok {
+		for _, id := range ids {
+			r, err := getRecord(txn, p.sch.Project, p.sch.Name, id)
+			if err != nil {
+				return err
+			}
+			if r != nil && p.match(r) {
+				fn(r)
+			}
+		}
+		return nil
+	}
+	// A range filter still narrows the walk to its part of the index.
+	for i := range p.filters {
+		f := &p.filters[i]
+		if f.Op == "in" || f.Field == fieldID || !f.f.Indexed || f.f.Array {
+			continue
+		}
+		if r, ok := f.rng(); ok {
+			return fields.Scan(txn, idxPrefix(p.sch.Project, p.sch.Name, f.Field), fields.ScanOptions{Range: r}, func(_ []byte, id string) (bool, error) {
+				rec, err := getRecord(txn, p.sch.Project, p.sch.Name, id)
+				if err != nil {
+					return false, err
+				}
+				if rec != nil && p.match(rec) {
+					fn(rec)
+				}
+				return ctx.Err() == nil, ctx.Err()
+			})
+		}
+	}
+	return txn.Iterate(store.IterOptions{Prefix: recPrefix(p.sch.Project, p.sch.Name)}, func(k, v []byte) (bool, error) {
+		r, err := decodeRecord(store.LastPart(k), v)
+		if err != nil {
+			return false, err
+		}
+		if p.match(r) {
+			fn(r)
+		}
+		return ctx.Err() == nil, ctx.Err()
+	})
+}

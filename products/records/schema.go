@@ -1,0 +1,172 @@
+package records
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/index/fields"
+)
+
+// Built-in fields every record has.
+const (
+	fieldID        = "id"
+	fieldCreatedAt = "createdAt"
+	fieldUpdatedAt = "updatedAt"
+	fieldTitle     = "title"
+)
+
+// Field is one compiled field of a collection.
+type Field struct {
+	Name    string
+	Type    string
+	Private bool
+	// Target is the collection a relation points to.
+	Target string
+	// Array is true for multiselect and relations (membership semantics).
+	Array bool
+	// Indexed is false for json fields: they are neither filterable nor sortable.
+	Indexed bool
+	Def     tenancy.CollectionField
+}
+
+// Relation reports whether the field is a relation or relations field.
+func (f *Field) Relation() bool { return f.Type == "relation" || f.Type == "relations" }
+
+// Schema is a compiled collection definition.
+type Schema struct {
+	Project string
+	Name    string
+	Public  bool
+	Fields  []*Field
+	byName  map[string]*Field
+	def     tenancy.Collection
+}
+
+func compileSchema(project string, c tenancy.Collection) *Schema {
+	s := &Schema{Project: project, Name: c.Name, Public: c.Public, byName: map[string]*Field{}, def: c}
+	s.def.Records = nil
+	for _, f := range c.Fields {
+		cf := &Field{Name: f.Name, Type: f.Type, Private: f.Private, Target: f.Collection,
+			Array: f.Type == "multiselect" || f.Type == "relations", Indexed: f.Type != "json", Def: f}
+		s.Fields = append(s.Fields, cf)
+		s.byName[f.Name] = cf
+	}
+	for _, name := range []string{fieldCreatedAt, fieldUpdatedAt} {
+		s.byName[name] = &Field{Name: name, Type: "date", Indexed: true}
+	}
+	s.byName[fieldID] = &Field{Name: fieldID, Type: "text"}
+	return s
+}
+
+// field returns a field by name, including id, createdAt and updatedAt.
+func (s *Schema) field(name string) *Field { return s.byName[name] }
+
+// userField returns a collection-defined field (not a built-in) by name.
+func (s *Schema) userField(name string) *Field {
+	f := s.byName[name]
+	if f == nil || f.Name == fieldID || f.Name == fieldCreatedAt || f.Name == fieldUpdatedAt {
+		return nil
+	}
+	return f
+}
+
+// definitionJSON is the collection-definition read: public fields only unless secret.
+func (s *Schema) definitionJSON(secret bool) ([]byte, error) {
+	type fieldOut struct {
+		Name       string   `json:"name"`
+		Type       string   `json:"type"`
+		Options    []string `json:"options,omitempty"`
+		Collection string   `json:"collection,omitempty"`
+		Required   bool     `json:"required,omitempty"`
+		Private    bool     `json:"private,omitempty"`
+	}
+	out := struct {
+		Name   string     `json:"name"`
+		Public bool       `json:"public"`
+		Fields []fieldOut `json:"fields"`
+	}{Name: s.Name, Public: s.Public, Fields: []fieldOut{}}
+	for _, f := range s.Fields {
+		if f.Private && !secret {
+			continue
+		}
+		out.Fields = append(out.Fields, fieldOut{Name: f.Name, Type: f.Type, Options: f.Def.Options,
+			Collection: f.Target, Required: f.Def.Required, Private: f.Private})
+	}
+	return json.Marshal(out)
+}
+
+// parseDate reads a date value: RFC 3339 (with or without fraction) or YYYY-MM-DD (UTC).
+func parseDate(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// encodeTime is the index encoding of an instant (milliseconds since the epoch, as a number).
+func encodeTime(t time.Time) []byte { return fields.Number(float64(t.UnixMilli())) }
+
+// encodeValues returns the index encodings of a stored value of f: one for a scalar (Null when
+// missing), one per element for arrays, none for json fields.
+func encodeValues(f *Field, v any) [][]byte {
+	if !f.Indexed {
+		return nil
+	}
+	if f.Array {
+		arr, _ := v.([]any)
+		seen := map[string]bool{}
+		out := make([][]byte, 0, len(arr))
+		for _, e := range arr {
+			s, ok := e.(string)
+			if !ok || seen[s] {
+				continue
+			}
+			seen[s] = true
+			out = append(out, fields.String(s))
+		}
+		return out
+	}
+	if enc := encodeScalar(f, v); enc != nil {
+		return [][]byte{enc}
+	}
+	return [][]byte{fields.Null()}
+}
+
+func encodeScalar(f *Field, v any) []byte {
+	switch f.Type {
+	case "number":
+		switch n := v.(type) {
+		case float64:
+			return fields.Number(n)
+		case int:
+			return fields.Number(float64(n))
+		case int64:
+			return fields.Number(float64(n))
+		case json.Number:
+			if x, err := n.Float64(); err == nil {
+				return fields.Number(x)
+			}
+		}
+	case "boolean":
+		if b, ok := v.(bool); ok {
+			return fields.Bool(b)
+		}
+	case "date":
+		if s, ok := v.(string); ok {
+			if t, ok := parseDate(s); ok {
+				return encodeTime(t)
+			}
+		}
+	default:
+		if s, ok := v.(string); ok {
+			return fields.String(s)
+		}
+	}
+	return nil
+}
+
+// timeText renders milliseconds since the epoch in the interface's timestamp form.
+func timeText(ms int64) string { return time.UnixMilli(ms).UTC().Format(tenancy.TimeFormat) }

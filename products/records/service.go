@@ -1,0 +1,166 @@
+package records
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/index/title"
+)
+
+// ReadFilter rewrites or redacts a page of records before it is returned (the records.read
+// plugin hook). It is called once per response page; nil means none.
+type ReadFilter interface {
+	RecordsRead(ctx context.Context, project, collection string, records []json.RawMessage) ([]json.RawMessage, error)
+}
+
+// Options configures New.
+type Options struct {
+	DB      *store.DB
+	Tenancy *tenancy.Service
+	// Titles is the title index (index/title); the service closes it in Close.
+	Titles  *title.Index
+	Cursors *httpx.Cursors
+	Log     *slog.Logger
+	// ReadFilter is the records.read hook; nil for none.
+	ReadFilter ReadFilter
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// CandidateLimit is the most ids an index scan may give before the planner prefers an
+	// ordered scan (default 2000); SearchLimit the same for title matches (default 20000).
+	CandidateLimit, SearchLimit int
+}
+
+// Service answers record queries and performs record writes.
+type Service struct {
+	db        *store.DB
+	ten       *tenancy.Service
+	titles    *title.Index
+	cursors   *httpx.Cursors
+	log       *slog.Logger
+	filter    ReadFilter
+	now       func() time.Time
+	candLimit int
+	qLimit    int
+	schemas   *lru.Cache[string, *Schema]
+	projects  *lru.Cache[string, tenancy.ProjectInfo]
+	titleMu   sync.Mutex
+	writeMu   sync.Mutex
+}
+
+// New returns the service. Call Start before serving (it repairs the title index).
+func New(o Options) (*Service, error) {
+	if o.DB == nil || o.Tenancy == nil || o.Titles == nil || o.Cursors == nil {
+		return nil, errors.New("records: DB, Tenancy, Titles and Cursors are required")
+	}
+	s := &Service{db: o.DB, ten: o.Tenancy, titles: o.Titles, cursors: o.Cursors, log: o.Log,
+		filter: o.ReadFilter, now: o.Now, candLimit: o.CandidateLimit, qLimit: o.SearchLimit}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.candLimit <= 0 {
+		s.candLimit = 2000
+	}
+	if s.qLimit <= 0 {
+		s.qLimit = 20000
+	}
+	s.schemas, _ = lru.New[string, *Schema](1024)
+	s.projects, _ = lru.New[string, tenancy.ProjectInfo](1024)
+	return s, nil
+}
+
+// Close closes the title index.
+func (s *Service) Close() error { return s.titles.Close() }
+
+// Project returns a project (cached; invalidated by tenancy changes).
+func (s *Service) Project(ctx context.Context, id string) (tenancy.ProjectInfo, error) {
+	if p, ok := s.projects.Get(id); ok {
+		return p, nil
+	}
+	p, err := s.ten.Project(ctx, id)
+	if errors.Is(err, tenancy.ErrNotFound) {
+		return p, ErrProjectNotFound
+	}
+	if err != nil {
+		return p, err
+	}
+	s.projects.Add(id, p)
+	return p, nil
+}
+
+// Schema returns a collection's compiled definition (cached), or ErrCollectionNotFound.
+func (s *Service) Schema(ctx context.Context, project, coll string) (*Schema, error) {
+	k := project + "/" + coll
+	if sc, ok := s.schemas.Get(k); ok {
+		return sc, nil
+	}
+	c, err := s.ten.Collection(ctx, project, coll)
+	if errors.Is(err, tenancy.ErrNotFound) {
+		return nil, ErrCollectionNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	sc := compileSchema(project, c)
+	s.schemas.Add(k, sc)
+	return sc, nil
+}
+
+// readable returns the schema of a collection the caller may read: non-public collections
+// exist only for secret keys.
+func (s *Service) readable(ctx context.Context, project, coll string, secret bool) (*Schema, error) {
+	sc, err := s.Schema(ctx, project, coll)
+	if err != nil {
+		return nil, err
+	}
+	if !sc.Public && !secret {
+		return nil, ErrCollectionNotFound
+	}
+	return sc, nil
+}
+
+// Definition returns the collection-definition JSON (public fields only unless secret).
+func (s *Service) Definition(ctx context.Context, project, coll string, secret bool) ([]byte, error) {
+	sc, err := s.readable(ctx, project, coll, secret)
+	if err != nil {
+		return nil, err
+	}
+	return sc.definitionJSON(secret)
+}
+
+// purgeCaches forgets cached projects and schemas (after any tenancy change to them).
+func (s *Service) purgeCaches() {
+	s.schemas.Purge()
+	s.projects.Purge()
+}
+
+// applyReadFilter runs the records.read hook over a page.
+func (s *Service) applyReadFilter(ctx context.Context, project, coll string, items [][]byte) ([][]byte, error) {
+	if s.filter == nil || len(items) == 0 {
+		return items, nil
+	}
+	in := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		in[i] = it
+	}
+	out, err := s.filter.RecordsRead(ctx, project, coll, in)
+	if err != nil {
+		return nil, err
+	}
+	res := make([][]byte, len(out))
+	for i, it := range out {
+		res[i] = it
+	}
+	return res, nil
+}

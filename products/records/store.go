@@ -1,0 +1,283 @@
+package records
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// Key layout. Everything the product stores lives below "records/".
+//
+//	records/r/<project>/<collection>/<id>           -> stored record (encodeRecord)
+//	records/i/<project>/<collection>/<field>/<v><id> -> nil: index entry of a published record
+//	records/n/<project>/<collection>                -> 8-byte count of published records
+//	records/tj/<time-ordered id>                    -> "<project>/<collection>/<id>": title journal
+const root = "records"
+
+func recKey(project, coll, id string) []byte { return store.Key(root, "r", project, coll, id) }
+
+func recPrefix(project, coll string) []byte { return store.Prefix(root, "r", project, coll) }
+
+func idxPrefix(project, coll, field string) []byte {
+	return store.Prefix(root, "i", project, coll, field)
+}
+
+func idxCollPrefix(project, coll string) []byte { return store.Prefix(root, "i", project, coll) }
+
+func countKey(project, coll string) []byte { return store.Key(root, "n", project, coll) }
+
+func journalPrefix() []byte { return store.Prefix(root, "tj") }
+
+// errCorrupt reports a stored value this version cannot read.
+var errCorrupt = errors.New("records: corrupt stored record")
+
+const formatVersion = 1
+
+// idxVal is one field's index encodings in a stored record.
+type idxVal struct {
+	name string
+	encs [][]byte
+}
+
+// segment is one field's raw JSON in a stored record.
+type segment struct {
+	name    string
+	private bool
+	raw     []byte
+}
+
+// record is a decoded stored record; its byte slices point into the stored value.
+type record struct {
+	id        string
+	published bool
+	idx       []idxVal
+	segs      []segment
+	pub, sec  []byte
+}
+
+// values returns the index encodings of field name (nil when none).
+func (r *record) values(name string) [][]byte {
+	for i := range r.idx {
+		if r.idx[i].name == name {
+			return r.idx[i].encs
+		}
+	}
+	return nil
+}
+
+func (r *record) segment(name string) ([]byte, bool) {
+	for i := range r.segs {
+		if r.segs[i].name == name {
+			return r.segs[i].raw, true
+		}
+	}
+	return nil, false
+}
+
+func putBytes(b, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+func encodeRecord(r *record) []byte {
+	n := 16 + len(r.pub) + len(r.sec)
+	for _, s := range r.segs {
+		n += len(s.name) + len(s.raw) + 8
+	}
+	for _, x := range r.idx {
+		n += len(x.name) + 4
+		for _, e := range x.encs {
+			n += len(e) + 2
+		}
+	}
+	b := make([]byte, 0, n)
+	b = append(b, formatVersion)
+	if r.published {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.idx)))
+	for _, x := range r.idx {
+		b = putBytes(b, []byte(x.name))
+		b = binary.AppendUvarint(b, uint64(len(x.encs)))
+		for _, e := range x.encs {
+			b = putBytes(b, e)
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.segs)))
+	for _, s := range r.segs {
+		b = putBytes(b, []byte(s.name))
+		if s.private {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+		b = putBytes(b, s.raw)
+	}
+	b = putBytes(b, r.pub)
+	return putBytes(b, r.sec)
+}
+
+type reader struct {
+	b   []byte
+	err bool
+}
+
+func (r *reader) uvarint() int {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 || v > uint64(len(r.b)) {
+		r.err = true
+		return 0
+	}
+	r.b = r.b[n:]
+	return int(v)
+}
+
+func (r *reader) bytes() []byte {
+	n := r.uvarint()
+	if r.err || n > len(r.b) {
+		r.err = true
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) byte1() byte {
+	if len(r.b) == 0 {
+		r.err = true
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+// decodeRecord reads a stored value; the result's slices alias b.
+func decodeRecord(id string, b []byte) (*record, error) {
+	rd := &reader{b: b}
+	if rd.byte1() != formatVersion {
+		return nil, errCorrupt
+	}
+	rec := &record{id: id, published: rd.byte1() == 1}
+	n := rd.uvarint()
+	if n > 4096 {
+		return nil, errCorrupt
+	}
+	rec.idx = make([]idxVal, 0, n)
+	for i := 0; i < n && !rd.err; i++ {
+		name := string(rd.bytes())
+		m := rd.uvarint()
+		if m > len(rd.b) {
+			return nil, errCorrupt
+		}
+		encs := make([][]byte, 0, m)
+		for j := 0; j < m && !rd.err; j++ {
+			encs = append(encs, rd.bytes())
+		}
+		rec.idx = append(rec.idx, idxVal{name: name, encs: encs})
+	}
+	n = rd.uvarint()
+	if n > 4096 {
+		return nil, errCorrupt
+	}
+	rec.segs = make([]segment, 0, n)
+	for i := 0; i < n && !rd.err; i++ {
+		name := string(rd.bytes())
+		priv := rd.byte1() == 1
+		rec.segs = append(rec.segs, segment{name: name, private: priv, raw: rd.bytes()})
+	}
+	rec.pub = rd.bytes()
+	rec.sec = rd.bytes()
+	if rd.err {
+		return nil, errCorrupt
+	}
+	return rec, nil
+}
+
+// buildRecord makes the stored form of a record from its data under schema s. Fields the schema
+// does not define are dropped; missing fields are null.
+func buildRecord(s *Schema, id string, published bool, data map[string]any, created, updated time.Time) *record {
+	rec := &record{id: id, published: published}
+	ca, ua := created.UTC().Truncate(time.Millisecond), updated.UTC().Truncate(time.Millisecond)
+	rec.idx = append(rec.idx, idxVal{name: fieldCreatedAt, encs: [][]byte{encodeTime(ca)}},
+		idxVal{name: fieldUpdatedAt, encs: [][]byte{encodeTime(ua)}})
+	for _, f := range s.Fields {
+		v := data[f.Name]
+		raw := []byte("null")
+		if v != nil {
+			if b, err := json.Marshal(v); err == nil {
+				raw = b
+			}
+		}
+		rec.segs = append(rec.segs, segment{name: f.Name, private: f.Private, raw: raw})
+		if encs := encodeValues(f, v); encs != nil {
+			rec.idx = append(rec.idx, idxVal{name: f.Name, encs: encs})
+		}
+	}
+	cb, _ := json.Marshal(ca.Format(tenancy.TimeFormat))
+	ub, _ := json.Marshal(ua.Format(tenancy.TimeFormat))
+	rec.segs = append(rec.segs, segment{name: fieldCreatedAt, raw: cb}, segment{name: fieldUpdatedAt, raw: ub})
+	rec.pub = renderFields(rec, false, nil, nil)
+	rec.sec = renderFields(rec, true, nil, nil)
+	return rec
+}
+
+// data decodes the record's fields back into a map (for rebuilds after a schema change).
+func (r *record) data() map[string]any {
+	out := map[string]any{}
+	for _, s := range r.segs {
+		if s.name == fieldCreatedAt || s.name == fieldUpdatedAt {
+			continue
+		}
+		var v any
+		if json.Unmarshal(s.raw, &v) == nil && v != nil {
+			out[s.name] = v
+		}
+	}
+	return out
+}
+
+// times returns the record's createdAt and updatedAt.
+func (r *record) times() (time.Time, time.Time) {
+	var c, u time.Time
+	if raw, ok := r.segment(fieldCreatedAt); ok {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		c, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	if raw, ok := r.segment(fieldUpdatedAt); ok {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		u, _ = time.Parse(time.RFC3339Nano, s)
+	}
+	return c, u
+}
+
+// count reads a collection's published count.
+func readCount(txn *store.Txn, project, coll string) (int64, error) {
+	v, err := txn.Get(countKey(project, coll))
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, errCorrupt
+	}
+	return int64(binary.BigEndian.Uint64(v)), nil
+}
+
+func writeCount(txn *store.Txn, project, coll string, n int64) error {
+	if n < 0 {
+		n = 0
+	}
+	return txn.Set(countKey(project, coll), binary.BigEndian.AppendUint64(nil, uint64(n)))
+}

@@ -1,0 +1,388 @@
+package records
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/index/fields"
+)
+
+// recordIDRe is the record id rule of the tenants document.
+var recordIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// WriteRecord is one record of an admin write or an import line.
+type WriteRecord struct {
+	// ID is generated (time-ordered) when empty.
+	ID string `json:"id"`
+	// Published defaults to true.
+	Published *bool          `json:"published"`
+	Data      map[string]any `json:"data"`
+	// CreatedAt (RFC 3339) overrides the creation time of a new record (imports of old data).
+	CreatedAt string `json:"createdAt,omitempty"`
+}
+
+// txWriter writes records, their index entries, counters and title journal in one transaction.
+type txWriter struct {
+	txn    *store.Txn
+	counts map[[2]string]int64
+}
+
+func newTxWriter(txn *store.Txn) *txWriter {
+	return &txWriter{txn: txn, counts: map[[2]string]int64{}}
+}
+
+func (w *txWriter) index(project, coll string, r *record, add bool) error {
+	for _, x := range r.idx {
+		p := idxPrefix(project, coll, x.name)
+		var err error
+		if add {
+			err = fields.Put(w.txn, p, x.encs, r.id)
+		} else {
+			err = fields.Remove(w.txn, p, x.encs, r.id)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if add {
+		w.counts[[2]string{project, coll}]++
+	} else {
+		w.counts[[2]string{project, coll}]--
+	}
+	return nil
+}
+
+func (w *txWriter) journal(project, coll, id string) error {
+	return w.txn.Set(append(journalPrefix(), store.NewID()...), []byte(project+"/"+coll+"/"+id))
+}
+
+// put stores rec (replacing any previous version) and returns the previous one (nil when new).
+func (w *txWriter) put(project, coll string, rec *record) (*record, error) {
+	old, err := getRecord(w.txn, project, coll, rec.id)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil && old.published {
+		if err := w.index(project, coll, old, false); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.txn.Set(recKey(project, coll, rec.id), encodeRecord(rec)); err != nil {
+		return nil, err
+	}
+	if rec.published {
+		if err := w.index(project, coll, rec, true); err != nil {
+			return nil, err
+		}
+	}
+	return old, w.journal(project, coll, rec.id)
+}
+
+// del removes a record; it reports whether there was one.
+func (w *txWriter) del(project, coll, id string) (bool, error) {
+	old, err := getRecord(w.txn, project, coll, id)
+	if err != nil || old == nil {
+		return false, err
+	}
+	if old.published {
+		if err := w.index(project, coll, old, false); err != nil {
+			return false, err
+		}
+	}
+	if err := w.txn.Delete(recKey(project, coll, id)); err != nil {
+		return false, err
+	}
+	return true, w.journal(project, coll, id)
+}
+
+// flush writes the counter changes.
+func (w *txWriter) flush() error {
+	for pc, d := range w.counts {
+		if d == 0 {
+			continue
+		}
+		n, err := readCount(w.txn, pc[0], pc[1])
+		if err != nil {
+			return err
+		}
+		if err := writeCount(w.txn, pc[0], pc[1], n+d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate checks a write against the schema and builds the stored record.
+func (s *Service) validate(sch *Schema, in WriteRecord) (*record, []problem) {
+	var probs []problem
+	if in.ID == "" {
+		in.ID = store.NewID()
+	} else if !recordIDRe.MatchString(in.ID) {
+		probs = append(probs, problem{"id", "must be 1-128 letters, digits, ., - or _, starting with a letter or digit"})
+	}
+	for name, v := range in.Data {
+		f := sch.userField(name)
+		if f == nil {
+			probs = append(probs, problem{"data." + name, "no field " + strconv.Quote(name) + " in collection " + sch.Name})
+			continue
+		}
+		if msg := tenancy.CheckValue(f.Def, v); msg != "" {
+			probs = append(probs, problem{"data." + name, msg})
+			continue
+		}
+		if f.Type == "date" && v != nil {
+			if _, ok := parseDate(v.(string)); !ok {
+				probs = append(probs, problem{"data." + name, "date field needs RFC 3339 or YYYY-MM-DD"})
+			}
+		}
+	}
+	for _, f := range sch.Fields {
+		if f.Def.Required && in.Data[f.Name] == nil {
+			probs = append(probs, problem{"data." + f.Name, "is required"})
+		}
+	}
+	now := s.now()
+	created := now
+	if in.CreatedAt != "" {
+		t, ok := parseDate(in.CreatedAt)
+		if !ok {
+			probs = append(probs, problem{"createdAt", "must be RFC 3339"})
+		}
+		created = t
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	pub := in.Published == nil || *in.Published
+	return buildRecord(sch, in.ID, pub, in.Data, created, now), nil
+}
+
+type problem struct{ field, msg string }
+
+// adminJSON is the admin view of a record: the secret projection plus its published flag.
+func adminJSON(r *record) []byte {
+	b := append([]byte{}, r.sec[:len(r.sec)-1]...)
+	return append(b, `,"published":`+strconv.FormatBool(r.published)+"}"...)
+}
+
+// Put creates or replaces one record; created reports a new id. A replaced record keeps its
+// createdAt unless the write gives one.
+func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord) (out []byte, created bool, err error) {
+	sch, err := s.Schema(ctx, project, coll)
+	if err != nil {
+		return nil, false, err
+	}
+	rec, probs := s.validate(sch, in)
+	if probs != nil {
+		return nil, false, validationOf(probs)
+	}
+	err = s.db.Update(ctx, func(txn *store.Txn) error {
+		w := newTxWriter(txn)
+		if in.CreatedAt == "" {
+			if old, err := getRecord(txn, project, coll, rec.id); err != nil {
+				return err
+			} else if old != nil {
+				c, _ := old.times()
+				_, u := rec.times()
+				rec = buildRecord(sch, rec.id, rec.published, in.Data, c, u)
+			}
+		}
+		old, err := w.put(project, coll, rec)
+		if err != nil {
+			return err
+		}
+		created = old == nil
+		return w.flush()
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	s.drainTitles(ctx)
+	return adminJSON(rec), created, nil
+}
+
+// Delete removes a record, or answers ErrRecordNotFound.
+func (s *Service) Delete(ctx context.Context, project, coll, id string) error {
+	if _, err := s.Schema(ctx, project, coll); err != nil {
+		return err
+	}
+	var found bool
+	err := s.db.Update(ctx, func(txn *store.Txn) error {
+		w := newTxWriter(txn)
+		var err error
+		if found, err = w.del(project, coll, id); err != nil {
+			return err
+		}
+		return w.flush()
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return ErrRecordNotFound
+	}
+	s.drainTitles(ctx)
+	return nil
+}
+
+// SetPublished publishes or unpublishes a record.
+func (s *Service) SetPublished(ctx context.Context, project, coll, id string, published bool) ([]byte, error) {
+	sch, err := s.Schema(ctx, project, coll)
+	if err != nil {
+		return nil, err
+	}
+	var rec *record
+	err = s.db.Update(ctx, func(txn *store.Txn) error {
+		old, err := getRecord(txn, project, coll, id)
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return ErrRecordNotFound
+		}
+		c, _ := old.times()
+		u := s.now()
+		if old.published == published {
+			_, u = old.times()
+		}
+		rec = buildRecord(sch, id, published, old.data(), c, u)
+		w := newTxWriter(txn)
+		if _, err := w.put(project, coll, rec); err != nil {
+			return err
+		}
+		return w.flush()
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.drainTitles(ctx)
+	return adminJSON(rec), nil
+}
+
+func validationOf(probs []problem) error {
+	e := validation(probs[0].field, probs[0].msg)
+	return withProblems(e, probs)
+}
+
+// syncTenancy mirrors the records of a tenants document apply into the product's store, inside
+// the apply's transaction (TxHook) or after it (OnChange, used by tests).
+func (s *Service) syncTenancy(ctx context.Context, txn *store.Txn, changes []tenancy.Change) error {
+	defs := map[string]*Schema{}
+	for _, c := range changes {
+		if c.Kind == "collection" && c.New != nil {
+			var col tenancy.Collection
+			if err := jsonUnmarshal(c.New, &col); err != nil {
+				return err
+			}
+			project, _, _ := cutPath(c.Path)
+			defs[project+"/"+col.Name] = compileSchema(project, col)
+		}
+	}
+	w := newTxWriter(txn)
+	for _, c := range changes {
+		if c.Kind != "record" {
+			continue
+		}
+		project, coll, id := cutPath(c.Path)
+		if c.Op == "deleted" || c.New == nil {
+			if _, err := w.del(project, coll, id); err != nil {
+				return err
+			}
+			continue
+		}
+		sch := defs[project+"/"+coll]
+		if sch == nil {
+			var err error
+			if sch, err = s.Schema(ctx, project, coll); err != nil {
+				return err
+			}
+		}
+		var sr tenancy.StoredRecord
+		if err := jsonUnmarshal(c.New, &sr); err != nil {
+			return err
+		}
+		created, _ := time.Parse(time.RFC3339Nano, sr.CreatedAt)
+		updated, _ := time.Parse(time.RFC3339Nano, sr.UpdatedAt)
+		if _, err := w.put(project, coll, buildRecord(sch, sr.ID, sr.Published, sr.Data, created, updated)); err != nil {
+			return err
+		}
+	}
+	return w.flush()
+}
+
+// cutPath splits "<project>/<collection>/<id>" (or fewer parts).
+func cutPath(p string) (project, coll, id string) {
+	parts := [3]string{}
+	i := 0
+	start := 0
+	for j := 0; j < len(p) && i < 2; j++ {
+		if p[j] == '/' {
+			parts[i] = p[start:j]
+			i++
+			start = j + 1
+		}
+	}
+	parts[i] = p[start:]
+	return parts[0], parts[1], parts[2]
+}
+
+// TxHook returns the tenancy hook that keeps this store in step with tenants document applies,
+// in the same transaction. Wire it in tenancy.Options.Hooks and also register Listener.
+func (s *Service) TxHook() tenancy.TxHook {
+	return func(txn *store.Txn, changes []tenancy.Change) error {
+		return s.syncTenancy(context.Background(), txn, changes)
+	}
+}
+
+// Listener returns the tenancy OnChange function: it invalidates caches, re-indexes
+// collections whose fields changed, drops deleted collections and brings the title index up to
+// date. With syncRecords it also mirrors record changes (when TxHook is not wired, as in tests).
+func (s *Service) Listener(syncRecords bool) func(ctx context.Context, changes []tenancy.Change) {
+	return func(ctx context.Context, changes []tenancy.Change) {
+		for _, c := range changes {
+			switch c.Kind {
+			case "org", "project", "collection":
+				s.purgeCaches()
+			}
+		}
+		if syncRecords {
+			if err := s.db.Update(ctx, func(txn *store.Txn) error { return s.syncTenancy(ctx, txn, changes) }); err != nil {
+				s.log.Error("records: mirror tenants records", "err", err)
+			}
+		}
+		for _, c := range changes {
+			if c.Kind != "collection" {
+				continue
+			}
+			project, coll, _ := cutPath(c.Path)
+			var err error
+			switch {
+			case c.Op == "deleted":
+				err = s.dropCollection(ctx, project, coll)
+			case c.Op == "updated" && fieldsChanged(c.Old, c.New):
+				err = s.rebuildCollection(ctx, project, coll)
+			}
+			if err != nil {
+				s.log.Error("records: follow collection change", "collection", c.Path, "err", err)
+			}
+		}
+		s.drainTitles(ctx)
+	}
+}
+
+func fieldsChanged(oldRaw, newRaw []byte) bool {
+	var a, b struct {
+		Fields []tenancy.CollectionField `json:"fields"`
+	}
+	if jsonUnmarshal(oldRaw, &a) != nil || jsonUnmarshal(newRaw, &b) != nil {
+		return true
+	}
+	x, _ := jsonMarshal(a.Fields)
+	y, _ := jsonMarshal(b.Fields)
+	return string(x) != string(y)
+}
+
