@@ -1,0 +1,190 @@
+package records_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
+	"github.com/gatehouse-dev/gatehouse/products/records"
+)
+
+const adminPosts = "/projects/demo/collections/posts/records"
+
+func TestAdminWrites(t *testing.T) {
+	t.Parallel()
+	h, _ := newHarness(t)
+	total := func() string {
+		return string(h.Do("GET", posts+"/aggregate", nil, "X-API-Key", pk).Body)
+	}
+	r := h.Admin("POST", adminPosts, map[string]any{"id": "new-1", "data": map[string]any{"title": "Brand new zebra", "views": 7, "tags": []string{"go"}}})
+	if r.Status != 201 || !strings.Contains(string(r.Body), `"published":true`) {
+		t.Fatalf("create = %d %s", r.Status, r.Body)
+	}
+	if got := total(); got != `{"total":6}` {
+		t.Errorf("total after create = %s", got)
+	}
+	if got := ids(list(t, h, pk, posts+"/records?q=zeb")); !reflect.DeepEqual(got, []string{"new-1"}) {
+		t.Errorf("q after create = %v", got)
+	}
+	// Replace: the title index and field indexes follow.
+	r = h.Admin("PUT", adminPosts+"/new-1", map[string]any{"data": map[string]any{"title": "Renamed okapi", "views": 8}})
+	if r.Status != 200 {
+		t.Fatalf("replace = %d %s", r.Status, r.Body)
+	}
+	if got := ids(list(t, h, pk, posts+"/records?q=zeb")); len(got) != 0 {
+		t.Errorf("old title still found: %v", got)
+	}
+	if got := ids(list(t, h, pk, posts+"/records?q=oka&filter=views:eq:8")); !reflect.DeepEqual(got, []string{"new-1"}) {
+		t.Errorf("q after replace = %v", got)
+	}
+	if got := ids(list(t, h, pk, posts+"/records?filter=views:eq:7")); len(got) != 0 {
+		t.Errorf("old index entry still found: %v", got)
+	}
+	// Unpublish hides it everywhere; publish brings it back.
+	r = h.Admin("POST", adminPosts+"/new-1/unpublish", nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"published":false`) {
+		t.Fatalf("unpublish = %d %s", r.Status, r.Body)
+	}
+	if got := total(); got != `{"total":5}` {
+		t.Errorf("total after unpublish = %s", got)
+	}
+	if r := h.Do("GET", posts+"/records/new-1", nil, "X-API-Key", pk); r.Status != 404 {
+		t.Errorf("unpublished read = %d", r.Status)
+	}
+	if r := h.Admin("POST", adminPosts+"/new-1/publish", nil); r.Status != 200 {
+		t.Fatalf("publish = %d %s", r.Status, r.Body)
+	}
+	if got := total(); got != `{"total":6}` {
+		t.Errorf("total after publish = %s", got)
+	}
+	if r := h.Admin("DELETE", adminPosts+"/new-1", nil); r.Status != 204 {
+		t.Fatalf("delete = %d %s", r.Status, r.Body)
+	}
+	if got := total(); got != `{"total":5}` {
+		t.Errorf("total after delete = %s", got)
+	}
+	if got := ids(list(t, h, pk, posts+"/records?q=oka")); len(got) != 0 {
+		t.Errorf("deleted record still found: %v", got)
+	}
+	// Generated ids are time-ordered.
+	r = h.Admin("POST", adminPosts, map[string]any{"data": map[string]any{"title": "No id"}, "published": false})
+	var out map[string]any
+	_ = json.Unmarshal(r.Body, &out)
+	if r.Status != 201 || len(out["id"].(string)) != 26 {
+		t.Errorf("generated id = %d %s", r.Status, r.Body)
+	}
+	h.Run(t, []edgetest.Scenario{
+		{Name: "no token", Method: "POST", Path: "/admin/v1" + adminPosts, Body: `{}`, Status: 401},
+	})
+	for _, sc := range []struct {
+		name, method, path string
+		body               any
+		status             int
+		code               string
+	}{
+		{"unknown field", "POST", adminPosts, map[string]any{"data": map[string]any{"nope": 1}}, 400, "VALIDATION_FAILED"},
+		{"wrong type", "POST", adminPosts, map[string]any{"data": map[string]any{"views": "many"}}, 400, "VALIDATION_FAILED"},
+		{"bad option", "POST", adminPosts, map[string]any{"data": map[string]any{"category": "gossip"}}, 400, "VALIDATION_FAILED"},
+		{"bad date", "POST", adminPosts, map[string]any{"data": map[string]any{"day": "soon"}}, 400, "VALIDATION_FAILED"},
+		{"bad id", "POST", adminPosts, map[string]any{"id": "a/b", "data": map[string]any{}}, 400, "VALIDATION_FAILED"},
+		{"not json", "POST", adminPosts, "{", 400, "VALIDATION_FAILED"},
+		{"unknown project", "POST", "/projects/nope/collections/posts/records", map[string]any{"data": map[string]any{}}, 404, "PROJECT_NOT_FOUND"},
+		{"unknown collection", "POST", "/projects/demo/collections/nope/records", map[string]any{"data": map[string]any{}}, 404, "COLLECTION_NOT_FOUND"},
+		{"delete unknown", "DELETE", adminPosts + "/nope", nil, 404, "RECORD_NOT_FOUND"},
+		{"publish unknown", "POST", adminPosts + "/nope/publish", nil, 404, "RECORD_NOT_FOUND"},
+	} {
+		r := h.Admin(sc.method, sc.path, sc.body)
+		if r.Status != sc.status || r.Code() != sc.code {
+			t.Errorf("%s: %s %s = %d %s, want %d %s", sc.name, sc.method, sc.path, r.Status, r.Body, sc.status, sc.code)
+		}
+	}
+}
+
+func TestImport(t *testing.T) {
+	t.Parallel()
+	h, _ := newHarness(t)
+	var b strings.Builder
+	for i := 0; i < 1234; i++ {
+		fmt.Fprintf(&b, `{"id":"imp-%04d","data":{"title":"Imported %d","views":%d,"category":"news"}}`+"\n", i, i, i)
+	}
+	b.WriteString("not json\n")
+	b.WriteString(`{"id":"bad","data":{"views":"x"}}` + "\n")
+	b.WriteString(`{"id":"post-1","data":{"title":"Hello replaced"}}` + "\n")
+	r := h.Do("POST", "/admin/v1"+adminPosts+":import", strings.NewReader(b.String()),
+		"Authorization", "Bearer "+edgetest.AdminToken, "Content-Type", "application/x-ndjson")
+	var rep records.ImportReport
+	if err := json.Unmarshal(r.Body, &rep); err != nil || r.Status != 200 {
+		t.Fatalf("import = %d %s", r.Status, r.Body)
+	}
+	if rep.Imported != 1235 || rep.Created != 1234 || rep.Updated != 1 || rep.Failed != 2 || len(rep.Errors) != 2 || rep.Errors[0].Line != 1235 {
+		t.Errorf("import report = %+v", rep)
+	}
+	if got := string(h.Do("GET", posts+"/aggregate", nil, "X-API-Key", pk).Body); got != `{"total":1239}` {
+		t.Errorf("total after import = %s", got)
+	}
+	if got := ids(list(t, h, pk, posts+"/records?filter=views:gte:1230&sort=-views")); !reflect.DeepEqual(got, []string{"imp-1233", "imp-1232", "imp-1231", "imp-1230"}) {
+		t.Errorf("imported range = %v", got)
+	}
+	if got := ids(list(t, h, pk, posts+"/records?q=replaced")); !reflect.DeepEqual(got, []string{"post-1"}) {
+		t.Errorf("replaced title = %v", got)
+	}
+}
+
+// Restart: a title index that lost writes is repaired from the journal, and a lost index is
+// rebuilt from the store.
+func TestTitleRepairOnStart(t *testing.T) {
+	t.Parallel()
+	h, svc := newHarness(t)
+	ctx := context.Background()
+	if _, _, err := svc.Put(ctx, "demo", "posts", records.WriteRecord{ID: "late", Data: map[string]any{"title": "Late quokka"}}); err != nil {
+		t.Fatal(err)
+	}
+	fresh := newServiceOver(t, h)
+	page, err := fresh.List(ctx, records.Query{Project: "demo", Collection: "posts", Q: "quok"})
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("after rebuild: %d items, %v", len(page.Items), err)
+	}
+}
+
+// ReadFilter sees each page once and its output is what is returned.
+type redactor struct{ calls int }
+
+func (r *redactor) RecordsRead(_ context.Context, _, _ string, recs []json.RawMessage) ([]json.RawMessage, error) {
+	r.calls++
+	out := make([]json.RawMessage, len(recs))
+	for i := range recs {
+		out[i] = json.RawMessage(`{"redacted":true}`)
+	}
+	return out, nil
+}
+
+func TestReadFilter(t *testing.T) {
+	t.Parallel()
+	rf := &redactor{}
+	h, _ := newHarness(t, func(o *records.Options) { o.ReadFilter = rf })
+	r := h.Do("GET", posts+"/records?limit=3", nil, "X-API-Key", pk)
+	if !strings.HasPrefix(string(r.Body), `{"items":[{"redacted":true},{"redacted":true},{"redacted":true}]`) || rf.calls != 1 {
+		t.Errorf("list with filter = %s (%d calls)", r.Body, rf.calls)
+	}
+}
+
+// A collection whose fields change is re-derived: a field made private leaves public output.
+func TestSchemaChange(t *testing.T) {
+	t.Parallel()
+	h, _ := newHarness(t)
+	h.Apply(strings.Replace(tenants, "{name: views, type: number}", "{name: views, type: number, private: true}", 1))
+	r := h.Do("GET", posts+"/records/post-1", nil, "X-API-Key", pk)
+	if r.Status != 200 || strings.Contains(string(r.Body), "views") {
+		t.Errorf("after making views private = %d %s", r.Status, r.Body)
+	}
+	if r := h.Do("GET", posts+"/records?sort=views", nil, "X-API-Key", pk); r.Code() != "PRIVATE_FIELD_NOT_QUERYABLE" {
+		t.Errorf("sort on a field made private = %s", r.Body)
+	}
+	if got := ids(list(t, h, sk, posts+"/records?filter=views:gte:100")); !reflect.DeepEqual(got, []string{"post-2"}) {
+		t.Errorf("secret filter after rebuild = %v", got)
+	}
+}
