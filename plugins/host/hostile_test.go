@@ -158,12 +158,12 @@ func TestFetchRefused(t *testing.T) {
 	h := newHost(t, nil)
 	mustRegister(t, h, Registration{Name: "fetcher", Hooks: []string{HookFormsSubmit}, AllowHosts: allow, Config: cfg})
 	cases := []struct{ url, code string }{
-		{srv.URL + "/x", "FETCH_DENIED"},                                 // loopback
+		{srv.URL + "/x", "FETCH_DENIED"},                                // loopback
 		{"http://[::ffff:127.0.0.1]:" + u.Port() + "/", "FETCH_DENIED"}, // not allowed host, mapped
-		{"https://evil.example.org/", "FETCH_DENIED"},                    // not in allowHosts
-		{"http://api.example.com/", "FETCH_DENIED"},                      // wrong scheme
-		{"https://api.example.com:8443/", "FETCH_DENIED"},                // wrong port
-		{"https://169.254.169.254/latest/meta-data", "FETCH_DENIED"},     // metadata, not allowed
+		{"https://evil.example.org/", "FETCH_DENIED"},                   // not in allowHosts
+		{"http://api.example.com/", "FETCH_DENIED"},                     // wrong scheme
+		{"https://api.example.com:8443/", "FETCH_DENIED"},               // wrong port
+		{"https://169.254.169.254/latest/meta-data", "FETCH_DENIED"},    // metadata, not allowed
 		{"ftp://api.example.com/", "FETCH_DENIED"},
 	}
 	for _, c := range cases {
