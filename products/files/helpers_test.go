@@ -68,7 +68,10 @@ type env struct {
 	clock *clock
 }
 
-func start(t testing.TB, edit func(*config.Config)) *env {
+func start(t testing.TB, edit func(*config.Config)) *env { return startWith(t, edit, nil) }
+
+// startWith starts the gateway with a blob store from newBlobs (a local folder when nil).
+func startWith(t testing.TB, edit func(*config.Config), newBlobs func(t testing.TB, dir string) blob.Store) *env {
 	e := &env{clock: &clock{t: time.Now().UTC()}}
 	e.Harness = edgetest.New(t, edgetest.Options{
 		Tenants: tenants,
@@ -82,8 +85,10 @@ func start(t testing.TB, edit func(*config.Config)) *env {
 			if err != nil {
 				t.Fatal(err)
 			}
-			blobs, err := blob.NewLocal(d.Dir + "/blobs")
-			if err != nil {
+			var blobs blob.Store
+			if newBlobs != nil {
+				blobs = newBlobs(t, d.Dir)
+			} else if blobs, err = blob.NewLocal(d.Dir + "/blobs"); err != nil {
 				t.Fatal(err)
 			}
 			e.svc, err = files.NewService(files.Options{
