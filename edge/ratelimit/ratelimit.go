@@ -92,6 +92,18 @@ func (s *shard) sweep(now time.Time) {
 	}
 }
 
+// Sweep drops every full bucket now. Allow also sweeps a shard every 1024 calls to it, so
+// memory stays bounded by the keys active within one refill period.
+func (l *Limiter) Sweep() {
+	now := l.now()
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		s.sweep(now)
+		s.mu.Unlock()
+	}
+}
+
 // Len reports how many keys hold state (for tests and metrics).
 func (l *Limiter) Len() int {
 	n := 0

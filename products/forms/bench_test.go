@@ -1,15 +1,15 @@
 package forms_test
 
 import (
-	"bytes"
+	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
@@ -46,9 +46,10 @@ func benchSubmit(b *testing.B, syncWrites bool, clients int) {
 	if !h.DB.SyncWrites() && syncWrites {
 		b.Fatal("storage is not in sync_writes mode")
 	}
-	tr := &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients}
-	client := &http.Client{Transport: tr}
-	defer tr.CloseIdleConnections()
+	// fasthttp's client: the load generator shares the 2 cores with the server, so it is the
+	// cheapest one at hand.
+	client := &fasthttp.Client{MaxConnsPerHost: clients * 2}
+	defer client.CloseIdleConnections()
 	url := h.URL + "/forms/forms/contact/submit"
 	body := []byte(`{"data":{"email":"bench@example.com","message":"a benchmark submission","age":42,"topic":"sales"}}`)
 	var next atomic.Int64
@@ -62,21 +63,20 @@ func benchSubmit(b *testing.B, syncWrites bool, clients int) {
 		go func(g int) {
 			defer wg.Done()
 			for next.Add(1) <= int64(b.N) {
-				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
+				req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+				req.SetRequestURI(url)
+				req.Header.SetMethod(fasthttp.MethodPost)
+				req.Header.SetContentType("application/json")
 				req.Header.Set("X-API-Key", "pk_live_demo_web")
+				req.SetBodyRaw(body)
 				t0 := time.Now()
-				resp, err := client.Do(req)
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+				err := client.Do(req, resp)
 				lat[g] = append(lat[g], time.Since(t0))
-				if resp.StatusCode != 201 {
+				if err != nil || resp.StatusCode() != 201 {
 					failed.Add(1)
 				}
+				fasthttp.ReleaseRequest(req)
+				fasthttp.ReleaseResponse(resp)
 			}
 		}(g)
 	}
@@ -94,4 +94,39 @@ func benchSubmit(b *testing.B, syncWrites bool, clients int) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "submissions/s")
 	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkSubmitService measures the service alone (validation, id, grouped durable commit)
+// with 64 concurrent callers and sync_writes on: the ceiling the HTTP layer sits on.
+func BenchmarkSubmitService(b *testing.B) {
+	var svc *forms.Service
+	edgetest.New(b, edgetest.Options{
+		Tenants: tenantsDoc,
+		Config:  func(c *config.Config) { c.Storage.SyncWrites = true },
+		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
+			blobs, _ := blob.NewLocal(t.TempDir())
+			var err error
+			svc, err = forms.New(forms.Options{DB: d.DB, Tenants: d.Tenancy, Blobs: blobs, RatePerMinute: 1 << 30})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(svc.Close)
+			return nil
+		},
+	})
+	ctx := context.Background()
+	b.SetParallelism(32) // 2 cores x 32 = 64 callers
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_, err := svc.Submit(ctx, forms.Input{Project: "demo", Slug: "contact", KeyHash: "bench",
+				Values: map[string]any{"email": "bench@example.com", "message": "a benchmark submission"}})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "submissions/s")
 }
