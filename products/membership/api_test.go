@@ -1,6 +1,7 @@
 package membership_test
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -308,5 +309,32 @@ func TestConfigHeadMatchesGet(t *testing.T) {
 	head := h.Do("HEAD", "/membership/config", nil, "X-API-Key", "pk_live_demo_web")
 	if head.Status != 200 || len(head.Body) != 0 || head.Header.Get("ETag") != get.Header.Get("ETag") || head.Header.Get("Cache-Control") != membership.CacheControl {
 		t.Errorf("HEAD /membership/config = %d %v body %q; want 200, the GET's ETag %s and no body", head.Status, head.Header, head.Body, get.Header.Get("ETag"))
+	}
+}
+
+// TestConfigSurvivesRestart applies a switch, restarts the gateway on the same data folder and
+// expects the switched answer from the fresh (empty) cache.
+func TestConfigSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	opts := edgetest.Options{
+		Dir:     dir,
+		Tenants: tenants,
+		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
+			svc := membership.NewService(d.Tenancy, 0)
+			d.Tenancy.OnChange(svc.Changed)
+			return []edge.Product{membership.New(d.Auth, svc)}
+		},
+	}
+	first := edgetest.New(t, opts)
+	if r := first.Admin("POST", "/apply", strings.Replace(tenants, "active: true", "active: false", 1)); r.Status != 200 {
+		t.Fatalf("apply: %d %s", r.Status, r.Body)
+	}
+	_ = first.Server.Shutdown(context.Background())
+	_ = first.DB.Close()
+	opts.Tenants = ""
+	second := edgetest.New(t, opts)
+	if r := second.Do("GET", "/membership/config", nil, "X-API-Key", "pk_live_demo_web"); r.Status != 404 || r.Code() != "NO_ACTIVE_CONNECTION" {
+		t.Errorf("after restart: %d %s, want 404 NO_ACTIVE_CONNECTION", r.Status, r.Body)
 	}
 }
