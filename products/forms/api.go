@@ -66,6 +66,11 @@ func (p *Product) definition(c *fiber.Ctx) error {
 
 func (p *Product) submit(c *fiber.Ctx) error {
 	k := auth.KeyOf(c)
+	slug := utils.CopyString(c.Params("slug"))
+	adm, err := p.svc.Admit(c.UserContext(), k.Project, slug, k.Hash)
+	if err != nil {
+		return err
+	}
 	mediaType, params, _ := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	limit := MaxJSONBytes
 	if mediaType == fiber.MIMEMultipartForm {
@@ -77,12 +82,11 @@ func (p *Product) submit(c *fiber.Ctx) error {
 	}
 	in := Input{
 		Project:   k.Project,
-		Slug:      utils.CopyString(c.Params("slug")),
+		Slug:      slug,
 		KeyHash:   k.Hash,
 		IP:        utils.CopyString(c.IP()),
 		UserAgent: utils.CopyString(c.Get(fiber.HeaderUserAgent)),
 	}
-	var err error
 	switch mediaType {
 	case fiber.MIMEMultipartForm:
 		in.FromForm = true
@@ -97,7 +101,7 @@ func (p *Product) submit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	r, err := p.svc.Submit(c.UserContext(), in)
+	r, err := p.svc.SubmitAdmitted(c.UserContext(), adm, in)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ func TestAuthAndErrorTable(t *testing.T) {
 		{Name: "private submit", Method: "POST", Path: "/forms/forms/internal/submit", Key: "pk_live_demo_web", Body: `{"answer":"x"}`, Status: 403, Code: "FORM_PRIVATE"},
 		{Name: "unpublished", Method: "GET", Path: "/forms/forms/draft", Key: "pk_live_demo_web", Status: 404, Code: "FORM_NOT_FOUND"},
 		{Name: "unpublished submit", Method: "POST", Path: "/forms/forms/draft/submit", Key: "pk_live_demo_web", Body: `{"answer":"x"}`, Status: 404, Code: "FORM_NOT_FOUND"},
+		{Name: "unknown form wins over a broken body", Method: "POST", Path: "/forms/forms/nope/submit", Key: "pk_live_demo_web", Body: `{`, Status: 404, Code: "FORM_NOT_FOUND"},
 		{Name: "unknown", Method: "GET", Path: "/forms/forms/nope", Key: "pk_live_demo_web", Status: 404, Code: "FORM_NOT_FOUND"},
 		{Name: "other project's form", Method: "GET", Path: get, Key: "pk_live_ts_web", Status: 404, Code: "FORM_NOT_FOUND"},
 		{Name: "canonical", Method: "POST", Path: submit, Key: "pk_live_demo_web", Body: ok, Status: 201},

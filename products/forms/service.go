@@ -220,13 +220,37 @@ func (s *Service) verifier(ctx context.Context, c *compiled) (Verifier, Challeng
 // by a submission that fails validation), stores the files and then the submission in a
 // durable grouped commit, and returns the receipt.
 func (s *Service) Submit(ctx context.Context, in Input) (Receipt, error) {
-	c, err := s.form(ctx, in.Project, in.Slug)
+	a, err := s.Admit(ctx, in.Project, in.Slug, in.KeyHash)
 	if err != nil {
 		return Receipt{}, err
 	}
-	if ok, retry := s.limit.Allow(in.KeyHash + "/" + in.Project + "/" + in.Slug); !ok {
-		return Receipt{}, rateLimited(retry)
+	return s.SubmitAdmitted(ctx, a, in)
+}
+
+// Admission is a submission attempt that passed the form and rate-limit checks.
+type Admission struct{ c *compiled }
+
+// Admit finds the form (404 FORM_NOT_FOUND, 403 FORM_PRIVATE) and takes one request from the
+// key's bucket for it (429 RATE_LIMITED). The API calls it before reading the body, so an
+// unknown form or a flood is refused before any parsing.
+func (s *Service) Admit(ctx context.Context, project, slug, keyHash string) (Admission, error) {
+	c, err := s.form(ctx, project, slug)
+	if err != nil {
+		return Admission{}, err
 	}
+	if ok, retry := s.limit.Allow(keyHash + "/" + project + "/" + slug); !ok {
+		return Admission{}, rateLimited(retry)
+	}
+	return Admission{c: c}, nil
+}
+
+// SubmitAdmitted is Submit after Admit: in.Project and in.Slug must be the admitted form's.
+func (s *Service) SubmitAdmitted(ctx context.Context, a Admission, in Input) (Receipt, error) {
+	c := a.c
+	if c == nil || c.project.ID != in.Project || c.form.Slug != in.Slug {
+		return Receipt{}, errors.New("forms: submission does not match its admission")
+	}
+	var err error
 	if in.Values == nil {
 		in.Values = map[string]any{}
 	}
