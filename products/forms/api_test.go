@@ -355,3 +355,27 @@ func TestEmbedHost(t *testing.T) {
 		}
 	}
 }
+
+func TestSubmissionsSurviveRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var id string
+	t.Run("first run", func(t *testing.T) {
+		e := startIn(t, dir, func(c *config.Config) { c.Storage.SyncWrites = true })
+		r := e.Do("POST", "/forms/forms/other/submit", `{"note":"durable"}`, "X-API-Key", "pk_live_demo_web")
+		var rec struct{ ID string }
+		_ = json.Unmarshal(r.Body, &rec)
+		if r.Status != 201 || rec.ID == "" {
+			t.Fatalf("submit = %d %s", r.Status, r.Body)
+		}
+		id = rec.ID
+	})
+	e := startIn(t, dir, nil)
+	r := e.Admin("GET", "/projects/demo/forms/other/submissions/"+id, nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"note":"durable"`) {
+		t.Errorf("after restart GET submission = %d %s", r.Status, r.Body)
+	}
+	if r := e.Admin("GET", "/projects/demo/forms/other/submissions/00000000-0000-7000-8000-000000000000", nil); r.Status != 404 || r.Code() != "SUBMISSION_NOT_FOUND" {
+		t.Errorf("unknown submission = %d %s", r.Status, r.Body)
+	}
+}

@@ -172,12 +172,19 @@ type env struct {
 
 func start(t *testing.T, edit func(*config.Config)) *env {
 	t.Helper()
+	return startIn(t, "", edit)
+}
+
+// startIn starts the gateway on the data folder dir (a fresh one when empty).
+func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
+	t.Helper()
 	e := &env{verify: newFakeVerify(t), clock: &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}}
 	e.Harness = edgetest.New(t, edgetest.Options{
 		Tenants: tenantsDoc,
 		Config:  edit,
+		Dir:     dir,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
-			blobs, err := blob.NewLocal(t.TempDir())
+			blobs, err := blob.NewLocal(d.Dir + "/blobs")
 			if err != nil {
 				t.Fatal(err)
 			}
