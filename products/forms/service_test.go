@@ -66,7 +66,9 @@ func (f filterFunc) FilterSubmission(ctx context.Context, in forms.FilterInput) 
 
 type verifierFunc func(context.Context, forms.Challenge) (forms.Verdict, error)
 
-func (f verifierFunc) Verify(ctx context.Context, ch forms.Challenge) (forms.Verdict, error) { return f(ctx, ch) }
+func (f verifierFunc) Verify(ctx context.Context, ch forms.Challenge) (forms.Verdict, error) {
+	return f(ctx, ch)
+}
 
 type plugins map[string]forms.Verifier
 
