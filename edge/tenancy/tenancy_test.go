@@ -217,11 +217,15 @@ func TestCheckIdpKey(t *testing.T) {
 	}{
 		{"pk_test_Y2xlcmsuZXhhbXBsZS5jb20k", "clerk.example.com", true},
 		{"pk_live_Y2xlcmsuZXhhbXBsZS5jb20k", "example.com", true},
-		{"pk_test_Y2xlcmsuZXhhbXBsZS5jb20k==", "clerk.example.com", true},
+		{"pk_test_Y2xlcmsuZXhhbXBsZS5jb20k==", "clerk.example.com", false}, // padding where none belongs
 		{"pk_test_Y2xlcmsuZXhhbXBsZS5jb20k", "other.org", false},
 		{"sk_test_Y2xlcmsuZXhhbXBsZS5jb20k", "clerk.example.com", false},
 		{"pk_test_!!!", "clerk.example.com", false},
-		{"pk_test_Y2xlcmsuZXhhbXBsZS5jb20", "clerk.example.com", false}, // no trailing $
+		{"pk_test_Y2xlcmsuZXhhbXBsZS5jb20", "clerk.example.com", false},                 // no trailing $
+		{"pk_live_ZXZpbC50ZXN0Iy5jbGVyay5leGFtcGxlLmNvbSQ", "clerk.example.com", false}, // evil.test#.clerk.example.com$
+		{"pk_test_Y2xlcmsuZXhhbXBsZS5jb20k", "Clerk.Example.com", true},
+		{"pk_test_Y2xlcmsuZXhhbXBsZS5jb20k", "com", false},
+		{"pk_test_Y2xlcmsuZXhhbXBsZS5jb20k====", "clerk.example.com", false},
 	} {
 		if err := tenancy.CheckIdpKey(tc.key, tc.domain); (err == nil) != tc.ok {
 			t.Errorf("CheckIdpKey(%q, %q) = %v, want ok=%v", tc.key, tc.domain, err, tc.ok)

@@ -16,6 +16,8 @@ var (
 	fieldNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,62}$`)
 	recordIDRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 	hostRe      = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]+)?$`)
+	// domainRe is a host name of at least two labels.
+	domainRe = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 )
 
 // Products are the product scopes a key may carry.
@@ -410,16 +412,21 @@ func CheckIdpKey(key, domain string) error {
 	default:
 		return fmt.Errorf("must start with pk_test_ or pk_live_")
 	}
-	raw, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(rest, "="))
+	raw, err := base64.RawStdEncoding.DecodeString(rest)
+	if err != nil {
+		raw, err = base64.StdEncoding.DecodeString(rest)
+	}
 	if err != nil {
 		return fmt.Errorf("is not base64 after its prefix")
 	}
 	host, ok := strings.CutSuffix(string(raw), "$")
-	if !ok || host == "" {
+	host = strings.ToLower(host)
+	if !ok || !domainRe.MatchString(host) {
 		return fmt.Errorf("does not decode to \"<frontend host>$\"")
 	}
-	if domain == "" {
-		return fmt.Errorf("needs idpInstanceDomain beside it")
+	domain = strings.ToLower(domain)
+	if !domainRe.MatchString(domain) {
+		return fmt.Errorf("decodes to host %q, which does not match idpInstanceDomain %q (it must be a host name such as clerk.example.com)", host, domain)
 	}
 	if host != domain && !strings.HasSuffix(host, "."+domain) {
 		return fmt.Errorf("decodes to host %q, which does not match idpInstanceDomain %q", host, domain)
