@@ -425,6 +425,9 @@ func CheckIdpKey(key, domain string) error {
 		return fmt.Errorf("does not decode to \"<frontend host>$\"")
 	}
 	domain = strings.ToLower(domain)
+	if domain == "" {
+		return fmt.Errorf("needs idpInstanceDomain beside it")
+	}
 	if !domainRe.MatchString(domain) {
 		return fmt.Errorf("decodes to host %q, which does not match idpInstanceDomain %q (it must be a host name such as clerk.example.com)", host, domain)
 	}
