@@ -140,6 +140,7 @@ func refuseOversize(app *fiber.App) {
 		if h.ContentLength() > MaxBodyBytes {
 			h.Set(oversizeHeader, "1")
 			h.SetContentLength(0)
+			h.Del(fasthttp.HeaderExpect) // no "100 Continue": the body is not wanted
 			h.SetConnectionClose()
 		}
 		return fasthttp.RequestConfig{}
