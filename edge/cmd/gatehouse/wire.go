@@ -48,6 +48,9 @@ type assembly struct {
 // wire builds every product from deps. This is the one place that knows all products.
 func wire(ctx context.Context, d deps) (*assembly, error) {
 	a := &assembly{}
+	if err := a.addMembership(ctx, d); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
