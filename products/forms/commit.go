@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
@@ -28,6 +29,9 @@ type committer struct {
 	// mu orders Close after every send in flight: senders hold it shared.
 	mu     sync.RWMutex
 	closed bool
+	// commits and writes count transactions and the writes they held (writes/commits is the
+	// grouping factor).
+	commits, writes atomic.Uint64
 }
 
 type commitReq struct {
@@ -105,6 +109,10 @@ func (c *committer) flush(batch []*commitReq) {
 		}
 		return nil
 	})
+	if err == nil {
+		c.commits.Add(1)
+		c.writes.Add(uint64(len(batch)))
+	}
 	if errors.Is(err, store.ErrTooBig) && len(batch) > 1 {
 		for _, r := range batch {
 			c.flush([]*commitReq{r})

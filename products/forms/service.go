@@ -112,6 +112,11 @@ func New(o Options) (*Service, error) {
 // Invalidate drops every cached form; tenancy's OnChange calls it after each change.
 func (s *Service) Invalidate() { s.cache.Purge() }
 
+// CommitStats reports how many durable commits ran and how many submissions they held.
+func (s *Service) CommitStats() (commits, writes uint64) {
+	return s.commit.commits.Load(), s.commit.writes.Load()
+}
+
 // Close commits what is queued and stops the commit loop.
 func (s *Service) Close() { s.commit.Close() }
 
