@@ -78,6 +78,7 @@ func (p *Product) submit(c *fiber.Ctx) error {
 	}
 	body := c.Body()
 	if c.Request().Header.ContentLength() > limit || len(body) > limit {
+		p.svc.Refuse(httpx.ErrTooLarge)
 		return httpx.ErrTooLarge
 	}
 	in := Input{
@@ -99,6 +100,7 @@ func (p *Product) submit(c *fiber.Ctx) error {
 		in.Values, err = decodeJSON(body)
 	}
 	if err != nil {
+		p.svc.Refuse(err)
 		return err
 	}
 	r, err := p.svc.SubmitAdmitted(c.UserContext(), adm, in)

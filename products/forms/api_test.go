@@ -270,6 +270,12 @@ func TestRateLimit(t *testing.T) {
 	if r := e.Do("POST", "/forms/forms/other/submit", body, "X-API-Key", "pk_live_demo_web"); r.Status != 429 {
 		t.Errorf("second after one second = %d, want 429", r.Status)
 	}
+	m := string(e.Do("GET", "/metrics", nil).Body)
+	for _, want := range []string{`gatehouse_forms_submissions_total{outcome="RATE_LIMITED"} 2`, `gatehouse_forms_submissions_total{outcome="received"} 63`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 func TestCaptchaProviders(t *testing.T) {

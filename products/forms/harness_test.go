@@ -195,8 +195,9 @@ func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 			u := e.verify.srv.URL
 			svc, err := forms.New(forms.Options{
 				DB: d.DB, Tenants: d.Tenancy, Blobs: blobs, Now: e.clock.Now,
-				Verifiers: forms.NewVerifiers(u+"/turnstile", u+"/hcaptcha", u+"/recaptcha", nil),
-				AdminBase: d.Config.PublicURL + "/admin/v1",
+				Verifiers:  forms.NewVerifiers(u+"/turnstile", u+"/hcaptcha", u+"/recaptcha", nil),
+				AdminBase:  d.Config.PublicURL + "/admin/v1",
+				Registerer: d.Registry,
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
@@ -60,6 +61,8 @@ type Options struct {
 	// AdminBase is the admin API root ({public_url}/admin/v1) used for file links in the inbox.
 	AdminBase string
 	Log       *slog.Logger
+	// Registerer receives the product's metrics; nil for none.
+	Registerer prometheus.Registerer
 }
 
 // Service holds the Forms rules.
@@ -70,6 +73,7 @@ type Service struct {
 	cache  *lru.Cache[string, *compiled]
 	commit *committer
 	log    *slog.Logger
+	m      *metrics
 }
 
 // NewVerifiers returns the three built-in siteverify verifiers with their endpoint URLs.
@@ -99,13 +103,15 @@ func New(o Options) (*Service, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cache, _ := lru.New[string, *compiled](4096)
+	c := newCommitter(o.DB)
 	return &Service{
 		o:      o,
 		now:    now,
 		limit:  ratelimit.New(ratelimit.Options{Rate: rate, Per: time.Minute, Now: now}),
 		cache:  cache,
-		commit: newCommitter(o.DB),
+		commit: c,
 		log:    log,
+		m:      newMetrics(o.Registerer, c),
 	}, nil
 }
 
@@ -241,16 +247,28 @@ type Admission struct{ c *compiled }
 func (s *Service) Admit(ctx context.Context, project, slug, keyHash string) (Admission, error) {
 	c, err := s.form(ctx, project, slug)
 	if err != nil {
+		s.m.observe(err)
 		return Admission{}, err
 	}
 	if ok, retry := s.limit.Allow(keyHash + "/" + project + "/" + slug); !ok {
-		return Admission{}, rateLimited(retry)
+		err := rateLimited(retry)
+		s.m.observe(err)
+		return Admission{}, err
 	}
 	return Admission{c: c}, nil
 }
 
+// Refuse counts an admitted attempt the API refused before SubmitAdmitted (size, bad body).
+func (s *Service) Refuse(err error) { s.m.observe(err) }
+
 // SubmitAdmitted is Submit after Admit: in.Project and in.Slug must be the admitted form's.
 func (s *Service) SubmitAdmitted(ctx context.Context, a Admission, in Input) (Receipt, error) {
+	r, err := s.submit(ctx, a, in)
+	s.m.observe(err)
+	return r, err
+}
+
+func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, error) {
 	c := a.c
 	if c == nil || c.project.ID != in.Project || c.form.Slug != in.Slug {
 		return Receipt{}, errors.New("forms: submission does not match its admission")
