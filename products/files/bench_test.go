@@ -2,6 +2,9 @@ package files_test
 
 import (
 	"bytes"
+	"image"
+	"image/png"
+	"math/rand/v2"
 	"io"
 	"net/http"
 	"testing"
@@ -30,10 +33,10 @@ func BenchmarkAssetHost(b *testing.B) {
 	})
 }
 
-// BenchmarkUpload PUTs a ~1 MB PNG through the signed URL (presign not timed).
+// BenchmarkUpload PUTs a ~1 MB incompressible PNG through the signed URL (presign not timed).
 func BenchmarkUpload(b *testing.B) {
 	e := start(b, nil)
-	img := pngBytes(b, 600, 500)
+	img := noisePNG(b, 600, 580)
 	urls := make([]string, b.N)
 	for i := range urls {
 		urls[i] = e.presign(b, secret, "u.png", "image/png", len(img))["uploadUrl"].(string)
@@ -49,4 +52,17 @@ func BenchmarkUpload(b *testing.B) {
 		}
 		resp.Body.Close()
 	}
+}
+
+func noisePNG(t testing.TB, w, h int) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(r.Uint32())
+	}
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
