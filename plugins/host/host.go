@@ -24,7 +24,8 @@ type Host struct {
 	cache   wazero.CompilationCache
 	client  *http.Client
 
-	compileMu sync.Mutex // one compilation at a time, as wazero recommends
+	compileMu sync.Mutex     // one compilation at a time, as wazero recommends
+	bg        sync.WaitGroup // background instance starts (pool refills)
 
 	mu       sync.Mutex
 	closed   bool
@@ -104,6 +105,9 @@ func (h *Host) Close(ctx context.Context) error {
 		for _, pl := range p.list() {
 			pl.pool.close()
 		}
+	}
+	h.bg.Wait() // no instance may be starting while its runtime closes
+	for _, p := range projects {
 		if err := p.rt.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}

@@ -63,7 +63,9 @@ func (p *pool) get(ctx context.Context, deadline time.Time) (*instance, error) {
 	}
 	p.live++
 	p.mu.Unlock()
-	inst, err := p.start(ctx)
+	// Starting an instance is the host's cost, not the guest's: it is
+	// bounded by Options.MaxTimeout rather than by the call's deadline.
+	inst, err := p.start(context.WithoutCancel(ctx))
 	if err != nil {
 		p.mu.Lock()
 		p.live--
@@ -90,12 +92,48 @@ func (p *pool) put(inst *instance, drop bool) {
 	}
 	p.live--
 	empty := p.closed && p.live == 0
+	refill := !p.closed && len(p.idle) == 0
 	p.mu.Unlock()
 	inst.close()
 	<-p.slots
 	if empty {
 		p.onEmpty()
 	}
+	if refill {
+		p.pl.h.bg.Go(p.refill)
+	}
+}
+
+// refill starts one instance in the background after one was dropped, so
+// the next call finds a warm instance instead of paying for a start.
+func (p *pool) refill() {
+	select {
+	case p.slots <- struct{}{}:
+	default:
+		return // every slot is in use
+	}
+	p.mu.Lock()
+	if p.closed || len(p.idle) > 0 {
+		p.mu.Unlock()
+		<-p.slots
+		return
+	}
+	p.live++
+	p.mu.Unlock()
+	inst, err := p.start(context.Background())
+	if err != nil {
+		p.pl.h.log.Warn("plugin instance start failed", "project", p.pl.reg.Project, "plugin", p.pl.reg.Name, "err", err)
+		p.mu.Lock()
+		p.live--
+		empty := p.closed && p.live == 0
+		p.mu.Unlock()
+		<-p.slots
+		if empty {
+			p.onEmpty()
+		}
+		return
+	}
+	p.put(inst, false)
 }
 
 // close retires the pool: idle instances close now, busy ones when their

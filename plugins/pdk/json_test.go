@@ -70,32 +70,6 @@ func TestAppendString(t *testing.T) {
 	}
 }
 
-func TestFormSubmitHook(t *testing.T) {
-	OnFormSubmit(func(s Submission) Verdict {
-		if s.Form != "contact" {
-			return Reject("WRONG_FORM", s.Form)
-		}
-		if s.Field("message").Text() == "spam" {
-			return Reject("SPAM_DETECTED", "no \"spam\"")
-		}
-		return Allow()
-	})
-	testInput = []byte(`{"project":"demo","form":"contact","data":{"message":"spam"}}`)
-	testOutput = nil
-	if code := runFormSubmit(); code != codeOK {
-		t.Fatalf("runFormSubmit = %d", code)
-	}
-	var out map[string]string
-	if err := json.Unmarshal(testOutput, &out); err != nil || out["action"] != "reject" || out["code"] != "SPAM_DETECTED" || out["message"] != `no "spam"` {
-		t.Errorf("output = %s (%v)", testOutput, err)
-	}
-	testInput = []byte(`{"project":"demo","form":"contact","data":{"message":"hello"}}`)
-	testOutput = nil
-	if code := runFormSubmit(); code != codeOK || len(testOutput) != 0 {
-		t.Errorf("allow: code %d, output %q; want 0 and empty", code, testOutput)
-	}
-}
-
 func FuzzParseValue(f *testing.F) {
 	for _, s := range []string{`{"a":[1,2,{"b":"c"}]}`, `"\ud83d\ude00"`, `[[[[]]]]`, `{"a":1,}`, `-0.5e+3`} {
 		f.Add([]byte(s))
