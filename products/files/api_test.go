@@ -140,6 +140,12 @@ func TestFullFlow(t *testing.T) {
 	if r := e.Do("GET", wantURL, nil, "Range", fmt.Sprintf("bytes=%d-", len(img))); r.Status != 416 {
 		t.Errorf("unsatisfiable range = %d", r.Status)
 	}
+	if r := e.Do("HEAD", wantURL, nil); r.Status != 200 || len(r.Body) != 0 || r.Header.Get("Etag") == "" {
+		t.Errorf("HEAD = %d, %d bytes, %v", r.Status, len(r.Body), r.Header)
+	}
+	if r := e.Do("GET", wantURL, nil, "Range", "bytes=0-3", "If-Range", `"other"`); r.Status != 200 || len(r.Body) != len(img) {
+		t.Errorf("If-Range with another ETag = %d, %d bytes, want the whole object", r.Status, len(r.Body))
+	}
 	if r := e.Do("GET", wantURL, nil, "If-None-Match", `"`+hash+`"`); r.Status != 304 {
 		t.Errorf("If-None-Match = %d", r.Status)
 	}
