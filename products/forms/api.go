@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
@@ -76,7 +77,12 @@ func (p *Product) submit(c *fiber.Ctx) error {
 	if mediaType == fiber.MIMEMultipartForm {
 		limit = MaxMultipartBytes
 	}
-	body := c.Body()
+	// The raw body: fiber's c.Body() would inflate gzip or deflate bodies without a bound.
+	if enc := c.Get(fiber.HeaderContentEncoding); enc != "" && !strings.EqualFold(enc, "identity") {
+		p.svc.Refuse(ErrContentEncoding)
+		return ErrContentEncoding
+	}
+	body := c.Request().Body()
 	if c.Request().Header.ContentLength() > limit || len(body) > limit {
 		p.svc.Refuse(httpx.ErrTooLarge)
 		return httpx.ErrTooLarge

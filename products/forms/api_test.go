@@ -51,6 +51,7 @@ func TestAuthAndErrorTable(t *testing.T) {
 		{Name: "bad option", Method: "POST", Path: submit, Key: "pk_live_demo_web", Body: `{"email":"a@example.com","message":"hi","topic":"x"}`, Status: 400, Code: "VALIDATION_FAILED"},
 		{Name: "file in JSON", Method: "POST", Path: submit, Key: "pk_live_demo_web", Body: `{"email":"a@example.com","message":"hi","photo":"x"}`, Status: 400, Code: "VALIDATION_FAILED"},
 		{Name: "JSON over 1 MB", Method: "POST", Path: submit, Key: "pk_live_demo_web", Body: `{"email":"` + strings.Repeat("x", 1<<20) + `"}`, Status: 413, Code: "-"},
+		{Name: "compressed body", Method: "POST", Path: submit, Key: "pk_live_demo_web", Body: `{}`, Headers: []string{"Content-Encoding", "gzip"}, Status: 415, Code: "UNSUPPORTED_CONTENT_ENCODING"},
 		{Name: "captcha not configured", Method: "POST", Path: "/forms/forms/guarded/submit", Key: "pk_live_demo_web", Body: `{"name":"x","captcha-response":"good"}`, Status: 503, Code: "CAPTCHA_NOT_CONFIGURED"},
 		{Name: "preflight", Method: "OPTIONS", Path: submit, Status: 204},
 	})
