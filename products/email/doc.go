@@ -5,10 +5,11 @@
 //
 // A send is validated and rendered in the request, then handed to a group committer that writes
 // many concurrent sends in one durable transaction and answers each only after that commit
-// (202 {"id":"msg_...","status":"queued"}). The worker claims due messages by moving their queue
-// entry to the end of a lease, delivers them, and records the outcome through Advance, the one
-// place status moves are checked. A crash mid-delivery leaves the queue entry in place: once the
-// lease runs out the message is delivered again.
+// (202 {"id":"msg_...","status":"queued"}). The worker claims due messages by moving each from
+// the queue to a lease entry in one transaction, delivers them, and records the outcome through
+// advance, the one place status moves are checked. Badger is single-process, so a lease can only
+// outlive its holder across a crash: at start the worker puts every leased message back in the
+// queue, and a message in flight at a crash is delivered again.
 //
 // See "Email" in the public REST interface and docs/email.md.
 package email

@@ -8,6 +8,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 	"github.com/gatehouse-dev/gatehouse/products/email/smtptest"
 )
@@ -72,6 +73,7 @@ func start(t *testing.T, o envOptions) *env {
 				t.Fatal(err)
 			}
 			e.svc = svc
+			d.Tenancy.OnChange(func(context.Context, []tenancy.Change) { svc.Invalidate() })
 			return []edge.Product{email.NewAPI(svc, d.Auth, cur)}
 		},
 	})

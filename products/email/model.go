@@ -40,8 +40,8 @@ type Message struct {
 	UpdatedAt      string `json:"updatedAt"`
 	// Attempts counts delivery attempts (claims by the worker).
 	Attempts int `json:"attempts"`
-	// Due is when the message's queue entry comes due (unix nanoseconds): the next attempt, or
-	// the end of the current lease. Zero once the message left the queue.
+	// Due is when the message's queue entry comes due (unix nanoseconds): its commit time, or
+	// the next attempt after a retry. Zero while a worker holds it and once it left the queue.
 	Due int64 `json:"due,omitempty"`
 	// Log is the delivery log, oldest first.
 	Log []LogEntry `json:"log"`

@@ -12,7 +12,7 @@ import (
 // pending is one send waiting for the group commit.
 type pending struct {
 	m    *Message
-	raw  []byte
+	size int // estimated stored bytes
 	done chan result
 }
 
@@ -23,11 +23,7 @@ type result struct {
 
 // enqueue hands m to the group committer and waits for the durable commit that holds it.
 func (s *Service) enqueue(ctx context.Context, m *Message) (Receipt, error) {
-	raw, err := marshal(m)
-	if err != nil {
-		return Receipt{}, err
-	}
-	p := &pending{m: m, raw: raw, done: make(chan result, 1)}
+	p := &pending{m: m, size: len(m.HTML) + len(m.Text) + len(m.Subject) + 512, done: make(chan result, 1)}
 	select {
 	case s.in <- p:
 	case <-s.quit:
@@ -61,13 +57,13 @@ func (s *Service) commitLoop() {
 				}
 			}
 		}
-		size := len(batch[0].raw)
+		size := batch[0].size
 	gather:
 		for len(batch) < s.max && size < maxBatchBytes {
 			select {
 			case p := <-s.in:
 				batch = append(batch, p)
-				size += len(p.raw)
+				size += p.size
 			default:
 				break gather
 			}
@@ -78,8 +74,28 @@ func (s *Service) commitLoop() {
 
 // commit writes a batch in one transaction. Idempotency keys are checked inside it, so two
 // sends with the same key, in one batch or not, make one message.
+//
+// The batch's messages become due at the commit's time, which only grows from batch to batch:
+// the worker relies on that to scan the queue from where it left off.
 func (s *Service) commit(batch []*pending) {
 	now := s.now()
+	due := now.UnixNano()
+	if due <= s.lastDue {
+		due = s.lastDue + 1
+	}
+	s.lastDue = due
+	raws := make([][]byte, len(batch))
+	for i, p := range batch {
+		p.m.Due = due
+		raw, err := marshal(p.m)
+		if err != nil {
+			for _, p := range batch {
+				p.done <- result{err: err}
+			}
+			return
+		}
+		raws[i] = raw
+	}
 	results := make([]result, len(batch))
 	err := s.db.Update(context.Background(), func(txn *store.Txn) error {
 		seen := map[string]string{}
@@ -105,7 +121,7 @@ func (s *Service) commit(batch []*pending) {
 				}
 				seen[string(ik)] = p.m.ID
 			}
-			if err := insert(txn, p.m, p.raw); err != nil {
+			if err := insert(txn, p.m, raws[i]); err != nil {
 				return err
 			}
 		}

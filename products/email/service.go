@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -85,6 +87,10 @@ type Service struct {
 	done chan struct{}
 	once sync.Once
 	wake chan struct{}
+	// reads caches projects and templates; Invalidate empties it after tenancy changes.
+	reads *lru.Cache[string, any]
+	// lastDue is the due time of the last committed batch (commitLoop only).
+	lastDue int64
 }
 
 // NewService returns the service and starts its group committer; Close stops it.
@@ -94,6 +100,7 @@ func NewService(o Options) (*Service, error) {
 	}
 	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, max: o.MaxBatch,
 		in: make(chan *pending, 8192), quit: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	s.reads, _ = lru.New[string, any](4096)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -115,6 +122,26 @@ func (s *Service) Close() error {
 	s.once.Do(func() { close(s.quit) })
 	<-s.done
 	return nil
+}
+
+// Invalidate forgets cached projects and templates; wire it to tenancy's OnChange.
+func (s *Service) Invalidate() { s.reads.Purge() }
+
+// cachedRead returns the cached value of key or reads it (caching hits and not-found answers).
+func cachedRead[T any](s *Service, key string, read func() (T, error)) (T, error) {
+	type entry struct {
+		v   T
+		err error
+	}
+	if e, ok := s.reads.Get(key); ok {
+		en := e.(entry)
+		return en.v, en.err
+	}
+	v, err := read()
+	if err == nil || errors.Is(err, tenancy.ErrNotFound) {
+		s.reads.Add(key, entry{v, err})
+	}
+	return v, err
 }
 
 // Wake is signalled after each commit that queued messages (the worker listens to it).
@@ -160,7 +187,7 @@ func (s *Service) project(ctx context.Context, caller Caller, id string) (tenanc
 	} else if id == "" {
 		return tenancy.ProjectInfo{}, invalid("projectId", "required with a key that has no project scope")
 	}
-	p, err := s.tenants.Project(ctx, id)
+	p, err := cachedRead(s, "p\x00"+id, func() (tenancy.ProjectInfo, error) { return s.tenants.Project(ctx, id) })
 	if errors.Is(err, tenancy.ErrNotFound) || (err == nil && p.Org != caller.Org) {
 		if caller.Project != "" {
 			return tenancy.ProjectInfo{}, ErrForbiddenProject
@@ -273,7 +300,7 @@ func (s *Service) build(ctx context.Context, proj tenancy.ProjectInfo, req SendR
 
 // renderTemplate fills m's subject and bodies from the project's template.
 func (s *Service) renderTemplate(ctx context.Context, m *Message, project, slug string, vars Vars) error {
-	t, err := s.tenants.Template(ctx, project, slug)
+	t, err := cachedRead(s, "t\x00"+project+"\x00"+slug, func() (tenancy.Template, error) { return s.tenants.Template(ctx, project, slug) })
 	if errors.Is(err, tenancy.ErrNotFound) {
 		return fmt.Errorf("%w: %q", ErrTemplateNotFound, slug)
 	}

@@ -19,8 +19,6 @@ type WorkerOptions struct {
 	Transport Transport
 	// Concurrency is how many messages are delivered at once (4 when zero).
 	Concurrency int
-	// Lease is how long a claimed message stays invisible to other claims (5 min when zero).
-	Lease time.Duration
 	// MaxAttempts is the retry budget before a temporary failure becomes failed (8 when zero).
 	MaxAttempts int
 	// BaseBackoff and MaxBackoff bound the exponential backoff with jitter (30 s and 1 h).
@@ -42,20 +40,22 @@ type Worker struct {
 	inflight map[string]bool
 	stopping atomic.Bool
 	started  bool
+	free     chan struct{}
+	// resume and lastFull belong to the dispatcher goroutine (see claim).
+	resume   int64
+	lastFull time.Time
 }
 
 type claimed struct {
-	m     *Message
-	lease int64
+	m *Message
+	// status is the message's status when it was claimed.
+	status Status
 }
 
 // NewWorker returns a worker; Start runs it.
 func NewWorker(o WorkerOptions) *Worker {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 4
-	}
-	if o.Lease <= 0 {
-		o.Lease = 5 * time.Minute
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 8
@@ -72,7 +72,7 @@ func NewWorker(o WorkerOptions) *Worker {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{o: o, s: o.Service, jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}), inflight: map[string]bool{}}
+	return &Worker{o: o, s: o.Service, jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}), inflight: map[string]bool{}, free: make(chan struct{}, 1)}
 }
 
 // Start requeues the leases a stopped process left behind (badger is single-process, so no
@@ -130,13 +130,12 @@ func (w *Worker) recover(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			prevDue := m.Due
-			if m.Due != 0 {
+			if !m.Status.Terminal() && m.Status != StatusDelivered && m.Due == 0 {
 				m.Due = w.now().UnixNano()
 				note(m, LogEntry{Event: "requeued", Detail: "the process delivering it stopped; delivering again"}, w.s.stamp())
-			}
-			if err := save(txn, m, m.Status, prevDue); err != nil {
-				return err
+				if err := save(txn, m, m.Status, 0); err != nil {
+					return err
+				}
 			}
 			return txn.Delete(leaseKey(u))
 		})
@@ -150,7 +149,8 @@ func (w *Worker) recover(ctx context.Context) error {
 	return nil
 }
 
-// dispatch claims due messages while there is room and sleeps until the next is due.
+// dispatch claims due messages while a delivery goroutine is free and sleeps until the next
+// message is due, a send wakes it, or a delivery finishes.
 func (w *Worker) dispatch() {
 	defer w.wg.Done()
 	defer close(w.jobs)
@@ -184,36 +184,48 @@ func (w *Worker) dispatch() {
 				wait = max(d, time.Millisecond)
 			}
 		}
-		if room == 0 {
-			wait = 5 * time.Millisecond
-		}
 		t := time.NewTimer(wait)
 		select {
 		case <-w.stop:
 			t.Stop()
 			return
 		case <-w.s.Wake():
+		case <-w.free:
 		case <-t.C:
 		}
 		t.Stop()
 	}
 }
 
-// claim leases up to n due messages and returns them, with the due time of the first message
-// not yet due (0 when none).
+// fullScanEvery bounds how long the claim scan trusts its resume point before it scans the
+// whole queue again (a safety net; due times of new messages only grow).
+const fullScanEvery = 30 * time.Second
+
+// claim leases up to n due messages: it moves each from the queue to a lease entry. It
+// returns them with the due time of the first message not yet due (0 when none).
+//
+// Deleted queue entries stay as tombstones until compaction, so scanning from the start of
+// the queue each time would cost O(messages delivered); the scan resumes from the due time of
+// the last entry it claimed instead. That is safe because new messages are due at their
+// commit time (which only grows), and retries and released leases are due later still.
 func (w *Worker) claim(n int) ([]*claimed, int64, error) {
 	var out []*claimed
-	var next int64
+	var next, resume int64
+	nowT := w.now()
+	full := nowT.Sub(w.lastFull) > fullScanEvery
 	err := w.s.db.Update(context.Background(), func(txn *store.Txn) error {
-		out, next = out[:0], 0
-		now := w.now().UnixNano()
-		lease := now + int64(w.o.Lease)
+		out, next, resume = out[:0], 0, w.resume
+		now := nowT.UnixNano()
+		o := store.IterOptions{Prefix: store.Prefix(root, kQueue), KeysOnly: true}
+		if !full && w.resume > 0 {
+			o.Start = store.Key(root, kQueue, fmt.Sprintf("%020d", w.resume))
+		}
 		type hit struct {
 			due  int64
 			ulid string
 		}
 		var hits []hit
-		err := txn.Iterate(store.IterOptions{Prefix: store.Prefix(root, kQueue), KeysOnly: true}, func(k, _ []byte) (bool, error) {
+		err := txn.Iterate(o, func(k, _ []byte) (bool, error) {
 			due, u, ok := splitQueueKey(k)
 			if !ok {
 				return true, nil
@@ -234,6 +246,7 @@ func (w *Worker) claim(n int) ([]*claimed, int64, error) {
 			return err
 		}
 		for _, h := range hits {
+			resume = max(resume, h.due)
 			m, err := load(txn, h.ulid)
 			if errors.Is(err, ErrMessageNotFound) || (err == nil && m.Due != h.due) {
 				if err := txn.Delete(queueKey(h.due, h.ulid)); err != nil {
@@ -244,20 +257,24 @@ func (w *Worker) claim(n int) ([]*claimed, int64, error) {
 			if err != nil {
 				return err
 			}
-			m.Due = lease
+			m.Due = 0
 			if err := save(txn, m, m.Status, h.due); err != nil {
 				return err
 			}
 			if err := txn.Set(leaseKey(h.ulid), nil); err != nil {
 				return err
 			}
-			out = append(out, &claimed{m: m, lease: lease})
+			out = append(out, &claimed{m: m, status: m.Status})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, 0, err
 	}
+	if full {
+		w.lastFull = nowT
+	}
+	w.resume = resume
 	w.mu.Lock()
 	for _, c := range out {
 		w.inflight[c.m.ID[len(idPrefix):]] = true
@@ -303,6 +320,10 @@ func (w *Worker) done(c *claimed) {
 	w.mu.Lock()
 	delete(w.inflight, c.m.ID[len(idPrefix):])
 	w.mu.Unlock()
+	select {
+	case w.free <- struct{}{}:
+	default:
+	}
 }
 
 // release gives a claimed but undelivered message back to the queue (shutdown).
@@ -314,10 +335,9 @@ func (w *Worker) release(c *claimed) {
 		if err != nil {
 			return err
 		}
-		if m.Due == c.lease {
-			prevDue := m.Due
+		if m.Status == c.status && m.Due == 0 {
 			m.Due = w.now().UnixNano()
-			if err := save(txn, m, m.Status, prevDue); err != nil {
+			if err := save(txn, m, m.Status, 0); err != nil {
 				return err
 			}
 		}
@@ -350,7 +370,7 @@ func (w *Worker) finish(ctx context.Context, c *claimed, out Outcome, suppressed
 		}
 		prev, prevDue := m.Status, m.Due
 		at := w.s.stamp()
-		if prevDue != c.lease {
+		if m.Status != c.status {
 			// An event moved the message while it was in flight; record the attempt only.
 			note(m, LogEntry{Event: "attempt", Code: out.Code, Detail: out.Detail}, at)
 			return w.saveDone(txn, m, prev, prevDue, u)

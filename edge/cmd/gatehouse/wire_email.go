@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 )
 
@@ -22,6 +23,7 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 	if err != nil {
 		return err
 	}
+	d.tenancy.OnChange(func(context.Context, []tenancy.Change) { svc.Invalidate() })
 	var tr email.Transport
 	switch d.cfg.Email.Transport {
 	case "smtp":
