@@ -164,6 +164,8 @@ func isEmpty(v any) bool {
 		return t == ""
 	case []string:
 		return len(t) == 0 || len(t) == 1 && t[0] == ""
+	case []any:
+		return len(t) == 0
 	}
 	return false
 }

@@ -54,6 +54,7 @@ func TestValidate(t *testing.T) {
 		{"required checkbox false", map[string]any{"must": false}, false, nil, "must"},
 		{"select not an option", map[string]any{"sel": "c"}, false, nil, "sel"},
 		{"multiselect not an option", map[string]any{"multi": []any{"a", "z"}}, false, nil, "multi"},
+		{"empty list counts as missing", map[string]any{"must": true, "email": []any{}}, false, nil, "email"},
 		{"multiselect not a list", map[string]any{"multi": "a"}, false, nil, "multi"},
 		{"url scheme", map[string]any{"site": "javascript:alert(1)"}, false, nil, "site"},
 		{"date", map[string]any{"day": "22/11/2026"}, false, nil, "day"},

@@ -58,6 +58,10 @@ const pages = {
 <body style="margin:24px"><h1>Contact</h1>
 <div data-gatehouse-form="contact" data-key="${key}"></div>
 <script src="${gw}/embed/forms.js" async></script></body></html>`,
+  '/guarded': `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Captcha form</title>
+<link rel="stylesheet" href="${gw}/embed/forms.css"></head>
+<body style="margin:24px"><div data-gatehouse-form="guarded" data-key="${key}"></div>
+<script src="${gw}/embed/forms.js" async></script></body></html>`,
   '/iframe': `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Iframe form</title></head>
 <body style="margin:24px"><h1>Contact (iframe)</h1>
 <iframe title="Contact form" src="${gw}/embed/f/contact?key=${encodeURIComponent(key)}" style="width:640px;height:620px;border:1px solid #ccc"></iframe>
@@ -178,6 +182,29 @@ await check('server validation errors show per field', async () => {
   await page.waitForFunction(() => document.querySelector('[name=email]')?.getAttribute('aria-invalid') === 'true', null, { timeout: TIMEOUT });
   const text = await page.locator('.gh-error').first().textContent();
   assert(text.includes('Is not allowed'), `field error "${text}"`);
+  await page.close();
+});
+
+await check('captcha form shows the widget and sends the provider token', async () => {
+  const page = await context.newPage();
+  const widgetScripts = [];
+  page.on('request', (r) => { if (r.url().startsWith('https://challenges.cloudflare.com/')) widgetScripts.push(r.url()); });
+  await page.goto(`${origin}/guarded`, { waitUntil: 'load' });
+  await page.waitForSelector('[data-gatehouse-state="ready"]', { timeout: TIMEOUT });
+  assert(await page.locator('.cf-turnstile[data-sitekey="browser-site-key"]').count() === 1, 'no Turnstile widget element with the site key');
+  assert(widgetScripts.length > 0, 'the Turnstile script was not requested');
+  await page.getByLabel('Name').fill('Grace');
+  await page.getByRole('button', { name: 'Send' }).click();
+  const status = await page.locator('.gh-status').textContent();
+  assert(status.includes('complete the challenge'), `status without a token: "${status}"`);
+  // What the widget does once solved: a hidden cf-turnstile-response input in the form.
+  await page.evaluate(() => {
+    const i = document.createElement('input');
+    i.type = 'hidden'; i.name = 'cf-turnstile-response'; i.value = 'good';
+    document.querySelector('.cf-turnstile').append(i);
+  });
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.waitForSelector('[data-gatehouse-state="success"]', { timeout: TIMEOUT });
   await page.close();
 });
 

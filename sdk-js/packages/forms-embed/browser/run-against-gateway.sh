@@ -24,10 +24,19 @@ port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>
 data="$(mktemp -d)"
 log="$data/gatehouse.log"
 token="forms-browser-admin-$$"
-printf '{"admin_token": "%s", "public_url": "http://127.0.0.1:%s"}\n' "$token" "$port" >"$data/gatehouse.yaml"
+# A fake Turnstile siteverify for the captcha case; its port arrives on its first stdout line.
+exec 3< <(node "$here/fake-siteverify.mjs")
+fake=$!
+read -r -t 10 vport <&3 || { echo "forms browser test: fake siteverify did not start" >&2; exit 2; }
+printf '{"admin_token": "%s", "public_url": "http://127.0.0.1:%s", "captcha": {"turnstile": {"verify_url": "http://127.0.0.1:%s/siteverify"}}}\n' \
+  "$token" "$port" "$vport" >"$data/gatehouse.yaml"
 "$bin" serve --config "$data/gatehouse.yaml" --listen "127.0.0.1:$port" --data "$data/data" --tenants "$here/tenants.browser-test.yaml" >"$log" 2>&1 &
 gw=$!
-cleanup() { kill "$gw" 2>/dev/null || true; wait "$gw" 2>/dev/null || true; rm -rf "$data"; }
+cleanup() {
+  kill "$gw" "$fake" 2>/dev/null || true
+  wait "$gw" 2>/dev/null || true
+  rm -rf "$data"
+}
 trap cleanup EXIT
 
 url="http://127.0.0.1:$port"

@@ -194,16 +194,29 @@ const MESSAGES: Record<string, string> = {
   FORM_PRIVATE: 'This form is private.',
 };
 
-function loadCaptcha(provider: string): void {
+type WidgetApi = { render?: (el: HTMLElement, o: { sitekey: string }) => unknown; reset?: () => void };
+
+function captchaApi(provider: string): WidgetApi | undefined {
+  const w = window as unknown as Record<string, WidgetApi | undefined>;
+  return provider === 'turnstile' ? w.turnstile : provider === 'hcaptcha' ? w.hcaptcha : w.grecaptcha;
+}
+
+// Loads the provider's script, which renders every widget element it finds (implicit
+// rendering); when the script is already there (a second form), renders this one explicitly.
+function loadCaptcha(provider: string, el: HTMLElement, siteKey: string): void {
   const c = CAPTCHA_SCRIPTS[provider];
-  if (!c || document.querySelector(`script[src^="${c.src}"]`)) return;
+  if (!c) return;
+  const api = captchaApi(provider);
+  if (api?.render) {
+    try { api.render(el, { sitekey: siteKey }); } catch { /* rendered by the script already */ }
+    return;
+  }
+  if (document.querySelector(`script[src^="${c.src}"]`)) return;
   document.head.append(h('script', { src: c.src, async: '', defer: '' }));
 }
 
 function resetCaptcha(provider: string): void {
-  const w = window as unknown as Record<string, { reset?: () => void } | undefined>;
-  const api = provider === 'turnstile' ? w.turnstile : provider === 'hcaptcha' ? w.hcaptcha : w.grecaptcha;
-  try { api?.reset?.(); } catch { /* widget not ready */ }
+  try { captchaApi(provider)?.reset?.(); } catch { /* widget not ready */ }
 }
 
 function notifyHeight(): void {
@@ -239,9 +252,11 @@ export async function mount(el: HTMLElement, opts: MountOptions): Promise<void> 
   form.append(h('h2', { id: `gh-${uid}-title` }, def.title || def.slug));
   for (const f of def.fields) form.append(renderField(f, uid, r));
   const provider = def.captcha?.provider ?? '';
+  let pendingCaptcha: (() => void) | undefined;
   if (def.captcha && CAPTCHA_SCRIPTS[provider] && def.captcha.siteKey) {
-    form.append(h('div', { class: `gh-captcha ${CAPTCHA_SCRIPTS[provider]!.cls}`, 'data-sitekey': def.captcha.siteKey }));
-    loadCaptcha(provider);
+    const widget = h('div', { class: `gh-captcha ${CAPTCHA_SCRIPTS[provider]!.cls}`, 'data-sitekey': def.captcha.siteKey });
+    form.append(widget);
+    pendingCaptcha = () => loadCaptcha(provider, widget, def.captcha!.siteKey!);
   }
   form.append(r.submit, r.status);
   form.addEventListener('submit', (ev) => {
@@ -249,6 +264,7 @@ export async function mount(el: HTMLElement, opts: MountOptions): Promise<void> 
     void submit(def, r, api, opts, provider, el);
   });
   el.replaceChildren(form);
+  pendingCaptcha?.();
   el.setAttribute('data-gatehouse-state', 'ready');
   notifyHeight();
 }
