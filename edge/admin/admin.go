@@ -4,6 +4,9 @@
 package admin
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/mail"
 	"strings"
@@ -31,6 +34,22 @@ func (a *API) MountAdmin(r fiber.Router) {
 	r.Get("/orgs/:org/suppressions", a.listSuppressions)
 	r.Post("/orgs/:org/suppressions", a.addSuppression)
 	r.Delete("/orgs/:org/suppressions/:email", a.removeSuppression)
+	r.Post("/plugins", httpx.BodyLimit(tenancy.MaxModuleBytes), a.uploadModule)
+}
+
+// uploadModule stores a Wasm module sent as the raw body of POST /plugins?project=P&name=N.
+// A tenants-document plugin whose module is N uses it; registered plugins swap to it at once.
+func (a *API) uploadModule(c *fiber.Ctx) error {
+	project, name := utils.CopyString(c.Query("project")), utils.CopyString(c.Query("name"))
+	if project == "" || name == "" {
+		return httpx.Validation(httpx.FieldProblem{Field: "project,name", Problem: "both query parameters are required"})
+	}
+	module := bytes.Clone(c.Body())
+	if err := a.t.PutModule(c.UserContext(), project, name, module); err != nil {
+		return toAPI(err)
+	}
+	sum := sha256.Sum256(module)
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"project": project, "name": name, "size": len(module), "sha256": hex.EncodeToString(sum[:])})
 }
 
 // toAPI maps tenancy's typed errors to API errors: the one place this package does so.
@@ -48,6 +67,8 @@ func toAPI(err error) error {
 		return httpx.New(404, httpx.CodeNotFound, "no such entity", err)
 	case errors.Is(err, tenancy.ErrTooLarge):
 		return httpx.ErrTooLarge
+	case errors.Is(err, tenancy.ErrNotWasm):
+		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: err.Error()})
 	}
 	return err
 }

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/plugins/host"
+	"github.com/gatehouse-dev/gatehouse/products/email"
+	"github.com/gatehouse-dev/gatehouse/products/forms"
+)
+
+// addPlugins starts the Wasm host and keeps its registrations in step with the tenants
+// document: every project's plugins are registered now, and a project is synced again after
+// any change to its plugins or uploaded modules (a replaced module swaps atomically).
+func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
+	opts := host.DefaultOptions()
+	opts.CacheDir = d.cfg.Plugins.CacheDir
+	if opts.CacheDir == "" {
+		opts.CacheDir = filepath.Join(d.cfg.Data, "plugin-cache")
+	}
+	opts.Logger = d.log
+	opts.Registerer = d.reg
+	if d.cfg.Plugins.PoolSize > 0 {
+		opts.PoolSize = d.cfg.Plugins.PoolSize
+	}
+	h, err := host.New(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, h.Close)
+	ps := &pluginSync{h: h, t: d.tenancy, log: d.log, done: map[string]map[string]string{}}
+	projects, err := d.tenancy.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range projects {
+		ps.sync(ctx, p.ID)
+	}
+	d.tenancy.OnChange(ps.changed)
+	return h, nil
+}
+
+// pluginSync registers the tenants document's plugins with the host.
+type pluginSync struct {
+	h    *host.Host
+	t    *tenancy.Service
+	log  *slog.Logger
+	mu   sync.Mutex
+	done map[string]map[string]string // project -> plugin name -> fingerprint of what is registered
+}
+
+func (s *pluginSync) changed(ctx context.Context, changes []tenancy.Change) {
+	projects := map[string]bool{}
+	for _, c := range changes {
+		switch c.Kind {
+		case "plugin", "module", "project":
+			projects[strings.SplitN(c.Path, "/", 2)[0]] = true
+		}
+	}
+	for p := range projects {
+		s.sync(context.WithoutCancel(ctx), p)
+	}
+}
+
+// sync registers what project's plugins say and unregisters what they no longer name.
+// A plugin that fails to register is logged and left out; the others still serve.
+func (s *pluginSync) sync(ctx context.Context, project string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	plugins, err := s.t.Plugins(ctx, project)
+	if err != nil {
+		s.log.Error("plugins: reading registrations", "project", project, "err", err)
+		return
+	}
+	prev := s.done[project]
+	next := map[string]string{}
+	for _, p := range plugins {
+		module, err := s.module(ctx, project, p.Module)
+		if err != nil {
+			s.log.Error("plugins: module not found", "project", project, "plugin", p.Name, "module", p.Module, "err", err)
+			continue
+		}
+		reg := host.Registration{Project: project, Name: p.Name, Module: module, Hooks: p.Hooks, OnError: p.OnError,
+			AllowHosts: p.AllowHosts, Limits: host.Limits{MemoryMB: p.Limits.MemoryMB, TimeoutMs: p.Limits.TimeoutMs}, Config: p.Config}
+		fp := fingerprint(reg)
+		if prev[p.Name] == fp {
+			next[p.Name] = fp
+			continue
+		}
+		if err := s.h.Register(ctx, reg); err != nil {
+			s.log.Error("plugins: registration refused", "project", project, "plugin", p.Name, "err", err)
+			continue
+		}
+		s.log.Info("plugins: registered", "project", project, "plugin", p.Name, "hooks", p.Hooks)
+		next[p.Name] = fp
+	}
+	for name := range prev {
+		if _, ok := next[name]; !ok {
+			s.h.Unregister(project, name)
+		}
+	}
+	s.done[project] = next
+}
+
+// module reads a plugin's module: a .wasm file path, or the name of an uploaded module.
+func (s *pluginSync) module(ctx context.Context, project, module string) ([]byte, error) {
+	if tenancy.IsModulePath(module) {
+		return os.ReadFile(module)
+	}
+	return s.t.Module(ctx, project, module)
+}
+
+func fingerprint(r host.Registration) string {
+	h := sha256.New()
+	h.Write(r.Module)
+	r.Module = nil
+	meta, _ := json.Marshal(r)
+	h.Write(meta)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ErrPluginFailed answers a request whose fail-closed plugin could not give a verdict.
+var ErrPluginFailed = httpx.New(503, "PLUGIN_FAILED", "a plugin of this project failed; try again", nil)
+
+// rejected turns a plugin's reject verdict into the API error the caller sees.
+func rejected(code, message, plugin string) error {
+	if code == "" {
+		code = "REJECTED_BY_PLUGIN"
+	}
+	if message == "" {
+		message = fmt.Sprintf("refused by plugin %s", plugin)
+	}
+	return httpx.New(422, code, message, nil)
+}
+
+// formsPlugins gives the forms product its forms.submit filter and plugin captcha verifiers.
+type formsPlugins struct{ h *host.Host }
+
+var (
+	_ forms.Filter          = formsPlugins{}
+	_ forms.PluginVerifiers = formsPlugins{}
+	_ forms.Verifier        = pluginVerifier{}
+	_ email.SendHook        = emailPlugins{}
+)
+
+// FilterSubmission runs the project's forms.submit plugins.
+func (f formsPlugins) FilterSubmission(ctx context.Context, in forms.FilterInput) (map[string]any, error) {
+	v, err := f.h.FormsSubmit(ctx, in.Project, in.Form, in.Data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPluginFailed, err)
+	}
+	switch v.Action {
+	case host.Reject:
+		return nil, rejected(v.Code, v.Message, v.Plugin)
+	case host.Rewrite:
+		return v.Data, nil
+	}
+	return in.Data, nil
+}
+
+// CaptchaVerifier returns the verifier of a plugin registered for captcha.verify.
+func (f formsPlugins) CaptchaVerifier(_ context.Context, project, plugin string) (forms.Verifier, error) {
+	for _, name := range f.h.Plugins(project) {
+		if name == plugin {
+			return pluginVerifier{h: f.h, plugin: plugin}, nil
+		}
+	}
+	return nil, fmt.Errorf("plugin %q is not registered for project %q", plugin, project)
+}
+
+type pluginVerifier struct {
+	h      *host.Host
+	plugin string
+}
+
+// Verify asks the plugin; a failed call (fail-closed) is no verdict.
+func (p pluginVerifier) Verify(ctx context.Context, ch forms.Challenge) (forms.Verdict, error) {
+	ok, err := p.h.CaptchaVerify(ctx, ch.Project, p.plugin, ch.Token, ch.RemoteIP)
+	if err != nil {
+		return forms.Verdict{}, err
+	}
+	return forms.Verdict{Success: ok}, nil
+}
+
+// emailPlugins runs the email.send plugins on a message before it is queued.
+type emailPlugins struct{ h *host.Host }
+
+// FilterSend lets plugins refuse a send or rewrite its tags. The message is already rendered,
+// so a rewrite of variables has nothing left to change.
+func (e emailPlugins) FilterSend(ctx context.Context, project string, m *email.Message) error {
+	in := host.EmailInput{To: host.Address{Email: m.To.Email, Name: m.To.Name}, From: &host.Address{Email: m.From.Email, Name: m.From.Name},
+		TemplateID: m.TemplateID, Subject: m.Subject, BodyHTML: m.HTML, BodyText: m.Text, Tags: m.Tags, Metadata: m.Metadata}
+	if m.ReplyTo != nil {
+		in.ReplyTo = &host.Address{Email: m.ReplyTo.Email, Name: m.ReplyTo.Name}
+	}
+	v, err := e.h.EmailSend(ctx, project, in)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrPluginFailed, err)
+	}
+	switch v.Action {
+	case host.Reject:
+		return rejected(v.Code, v.Message, v.Plugin)
+	case host.Rewrite:
+		m.Tags = v.Tags
+	}
+	return nil
+}
+
