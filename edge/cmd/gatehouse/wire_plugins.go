@@ -218,4 +218,3 @@ func (e emailPlugins) FilterSend(ctx context.Context, project string, m *email.M
 	}
 	return nil
 }
-
