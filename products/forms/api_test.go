@@ -386,3 +386,22 @@ func TestSubmissionsSurviveRestart(t *testing.T) {
 		t.Errorf("unknown submission = %d %s", r.Status, r.Body)
 	}
 }
+
+func TestFormChangeSeenAtOnce(t *testing.T) {
+	t.Parallel()
+	e := start(t, nil)
+	if r := e.Do("GET", "/forms/forms/other", nil, "X-API-Key", "pk_live_demo_web"); r.Status != 200 {
+		t.Fatalf("GET other = %d", r.Status)
+	}
+	e.Apply(`
+orgs:
+  - slug: acme
+    projects:
+      - id: demo
+        forms:
+          - {slug: other, published: true, visibility: private, fields: [{name: note, type: text}]}
+`)
+	if r := e.Do("GET", "/forms/forms/other", nil, "X-API-Key", "pk_live_demo_web"); r.Status != 403 || r.Code() != "FORM_PRIVATE" {
+		t.Errorf("GET other after making it private = %d %s, want 403 FORM_PRIVATE (cache not invalidated?)", r.Status, r.Body)
+	}
+}
