@@ -5,6 +5,8 @@ package smtptest
 
 import (
 	"bytes"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-sasl"
 	smtp "github.com/emersion/go-smtp"
 )
 
@@ -32,6 +35,10 @@ type Received struct {
 	From string
 	To   []string
 	Data []byte
+	// TLS reports whether the message came over TLS (STARTTLS or implicit).
+	TLS bool
+	// User is the authenticated user name ("" without AUTH).
+	User string
 }
 
 // Header parses the message's header.
@@ -66,22 +73,49 @@ func (s *Server) SetDelay(d time.Duration) {
 	s.mu.Unlock()
 }
 
-// Start starts a server on 127.0.0.1 that accepts everything unless rule says otherwise; it is
-// closed when tb ends.
-func Start(tb testing.TB, rule Rule) *Server {
+// Options configures StartWith.
+type Options struct {
+	Rule Rule
+	// TLS, when set, is offered through STARTTLS, or from the first byte with Implicit.
+	TLS      *tls.Config
+	Implicit bool
+	// Users, when set, turns on AUTH PLAIN with these username/password pairs and refuses
+	// MAIL from unauthenticated sessions (530).
+	Users map[string]string
+}
+
+// Start starts a plain server on 127.0.0.1 that accepts everything unless rule says
+// otherwise; it is closed when tb ends.
+func Start(tb testing.TB, rule Rule) *Server { return StartWith(tb, Options{Rule: rule}) }
+
+// StartWith starts a server with TLS and authentication options.
+func StartWith(tb testing.TB, o Options) *Server {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	rule := o.Rule
+	var ln net.Listener
+	var err error
+	if o.Implicit && o.TLS != nil {
+		ln, err = tls.Listen("tcp", "127.0.0.1:0", o.TLS)
+	} else {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}
 	s := &Server{Addr: ln.Addr().String(), rule: rule, count: map[string]int{}}
+	ln = countingListener{Listener: ln, s: s}
 	s.Host, s.Port = "127.0.0.1", ln.Addr().(*net.TCPAddr).Port
-	s.srv = smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) {
-		s.mu.Lock()
-		s.conns++
-		s.mu.Unlock()
-		return &session{s: s}, nil
+	s.srv = smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+		if o.Users != nil {
+			as := &authSession{session: session{s: s, conn: c}, users: o.Users}
+			as.session.user = &as.user
+			return as, nil
+		}
+		return &session{s: s, conn: c}, nil
 	}))
+	if !o.Implicit {
+		s.srv.TLSConfig = o.TLS
+	}
 	s.srv.Domain = "smtptest.local"
 	s.srv.AllowInsecureAuth = true
 	s.srv.ErrorLog = log.New(io.Discard, "", 0)
@@ -112,7 +146,24 @@ func (s *Server) Len() int {
 	return len(s.msgs)
 }
 
-// Connections returns how many SMTP connections were opened.
+// countingListener counts accepted TCP connections (a session restarts after STARTTLS, so
+// sessions are not connections).
+type countingListener struct {
+	net.Listener
+	s *Server
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.s.mu.Lock()
+		l.s.conns++
+		l.s.mu.Unlock()
+	}
+	return c, err
+}
+
+// Connections returns how many TCP connections were accepted.
 func (s *Server) Connections() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,8 +179,10 @@ func (s *Server) Attempts(rcpt string) int {
 
 type session struct {
 	s    *Server
+	conn *smtp.Conn
 	from string
 	to   []string
+	user *string
 }
 
 func (ss *session) Reset()        { ss.from, ss.to = "", nil }
@@ -176,7 +229,42 @@ func (ss *session) Data(r io.Reader) error {
 		time.Sleep(delay)
 	}
 	ss.s.mu.Lock()
-	ss.s.msgs = append(ss.s.msgs, Received{From: ss.from, To: append([]string(nil), ss.to...), Data: b})
+	rec := Received{From: ss.from, To: append([]string(nil), ss.to...), Data: b}
+	_, rec.TLS = ss.conn.TLSConnectionState()
+	if ss.user != nil {
+		rec.User = *ss.user
+	}
+	ss.s.msgs = append(ss.s.msgs, rec)
 	ss.s.mu.Unlock()
 	return nil
+}
+
+// authSession is a session that needs AUTH PLAIN before MAIL.
+type authSession struct {
+	session
+	users  map[string]string
+	authed bool
+	user   string
+}
+
+func (a *authSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+
+func (a *authSession) Auth(mech string) (sasl.Server, error) {
+	if mech != sasl.Plain {
+		return nil, smtp.ErrAuthUnknownMechanism
+	}
+	return sasl.NewPlainServer(func(_, user, pass string) error {
+		if p, ok := a.users[user]; ok && p == pass {
+			a.authed, a.user = true, user
+			return nil
+		}
+		return errors.New("invalid credentials")
+	}), nil
+}
+
+func (a *authSession) Mail(from string, o *smtp.MailOptions) error {
+	if !a.authed {
+		return smtp.ErrAuthRequired
+	}
+	return a.session.Mail(from, o)
 }
