@@ -32,11 +32,13 @@ type Product struct {
 	svc     *Service
 	auth    *auth.Authenticator
 	cursors *httpx.Cursors
+	proxies proxies
 }
 
-// NewProduct returns the product over its service.
-func NewProduct(svc *Service, a *auth.Authenticator, cursors *httpx.Cursors) *Product {
-	return &Product{svc: svc, auth: a, cursors: cursors}
+// NewProduct returns the product over its service. trustedProxies (config trusted_proxies:
+// IPs or CIDRs) are the peers whose X-Forwarded-For names the submitter.
+func NewProduct(svc *Service, a *auth.Authenticator, cursors *httpx.Cursors, trustedProxies []string) *Product {
+	return &Product{svc: svc, auth: a, cursors: cursors, proxies: parseProxies(trustedProxies)}
 }
 
 // Segment is the product's path segment: {forms_base_url} is {public_url}/forms.
@@ -91,7 +93,7 @@ func (p *Product) submit(c *fiber.Ctx) error {
 		Project:   k.Project,
 		Slug:      slug,
 		KeyHash:   k.Hash,
-		IP:        utils.CopyString(c.IP()),
+		IP:        p.proxies.clientIP(c.Context().RemoteIP().String(), utils.CopyString(c.Get(fiber.HeaderXForwardedFor))),
 		UserAgent: utils.CopyString(c.Get(fiber.HeaderUserAgent)),
 	}
 	switch mediaType {

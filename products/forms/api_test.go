@@ -146,7 +146,7 @@ func TestInboxAndStoredFields(t *testing.T) {
 	e := start(t, func(c *config.Config) { c.TrustedProxies = []string{"127.0.0.1"} })
 	body, ctype := multipartBody(t, part{name: "email", value: "first@example.com"}, part{name: "message", value: "with photo"},
 		part{name: "photo", filename: "p.png", ctype: "image/png", data: pngBytes})
-	r := e.Do("POST", submit, body, "X-API-Key", "pk_live_demo_web", "Content-Type", ctype, "User-Agent", "test-agent/1", "X-Forwarded-For", "203.0.113.7")
+	r := e.Do("POST", submit, body, "X-API-Key", "pk_live_demo_web", "Content-Type", ctype, "User-Agent", "test-agent/1", "X-Forwarded-For", "1.2.3.4, 203.0.113.7")
 	if r.Status != 201 {
 		t.Fatalf("submit = %d %s", r.Status, r.Body)
 	}

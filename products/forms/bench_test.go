@@ -43,7 +43,7 @@ func benchSubmit(b *testing.B, syncWrites bool, clients int) {
 				t.Fatal(err)
 			}
 			t.Cleanup(svc.Close)
-			return []edge.Product{forms.NewProduct(svc, d.Auth, cur)}
+			return []edge.Product{forms.NewProduct(svc, d.Auth, cur, nil)}
 		},
 	})
 	if !h.DB.SyncWrites() && syncWrites {

@@ -32,7 +32,7 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 	}
 	d.tenancy.OnChange(func(context.Context, []tenancy.Change) { svc.Invalidate() })
 	a.products = append(a.products,
-		forms.NewProduct(svc, d.auth, d.cursors),
+		forms.NewProduct(svc, d.auth, d.cursors, d.cfg.TrustedProxies),
 		embedhost.New(embedhost.Options{PublicURL: d.cfg.PublicURL, EmbedURL: d.cfg.EmbedHost}),
 	)
 	a.components = append(a.components, formsComponent{svc: svc})
