@@ -1,0 +1,70 @@
+package title
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestSearch(t *testing.T) {
+	t.Parallel()
+	x, err := Open(t.TempDir() + "/t.bleve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.Fresh {
+		t.Error("new index not Fresh")
+	}
+	b := x.NewBatch()
+	for id, title := range map[string]string{"1": "Hello world", "2": "Hello again", "3": "Wasm at the EDGE", "4": "Café crème"} {
+		if err := b.Put("p", "c", id, title); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = b.Put("q", "c", "9", "Hello elsewhere")
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		q    string
+		want []string
+	}{
+		{"hel", []string{"1", "2"}},
+		{"HELLO wor", []string{"1"}},
+		{"edge", []string{"3"}},
+		{"caf", []string{"4"}},
+		{"orld", []string{}},
+	}
+	for _, tc := range cases {
+		got, err := x.Search("p", "c", Words(tc.q), 10)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Search(%q) = %v, %v; want %v", tc.q, got, err, tc.want)
+		}
+		for _, id := range tc.want {
+			if !Matches(Words(tc.q), map[string]string{"1": "Hello world", "2": "Hello again", "3": "Wasm at the EDGE", "4": "Café crème"}[id]) {
+				t.Errorf("Matches(%q) disagrees with the index on %s", tc.q, id)
+			}
+		}
+	}
+	if _, err := x.Search("p", "c", Words("h"), 1); err != ErrTooMany {
+		t.Errorf("Search over the limit = %v, want ErrTooMany", err)
+	}
+	b = x.NewBatch()
+	b.Delete("p", "c", "1")
+	_ = b.Commit()
+	if got, _ := x.Search("p", "c", Words("world"), 10); len(got) != 0 {
+		t.Errorf("deleted doc still found: %v", got)
+	}
+	if err := x.MarkComplete(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir() + "/t2.bleve"
+	y, _ := Open(dir)
+	_ = y.MarkComplete()
+	_ = y.Close()
+	y, err = Open(dir)
+	if err != nil || y.Fresh {
+		t.Errorf("reopened complete index: fresh=%v err=%v", y.Fresh, err)
+	}
+	_ = y.Close()
+	_ = x.Close()
+}

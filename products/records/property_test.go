@@ -1,0 +1,377 @@
+package records_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/index/title"
+	"github.com/gatehouse-dev/gatehouse/products/records"
+)
+
+const propTenants = `
+orgs:
+  - slug: o
+    projects:
+      - id: p
+        collections:
+          - name: c
+            public: true
+            fields:
+              - {name: title, type: text}
+              - {name: n, type: number}
+              - {name: s, type: select, options: [a, b, c, d]}
+              - {name: t, type: multiselect, options: [x, y, z]}
+              - {name: d, type: date}
+              - {name: b, type: boolean}
+`
+
+var vocab = []string{"alpha", "alps", "beta", "bet", "gamma", "delta", "del", "omega"}
+
+type propRec struct {
+	id        string
+	published bool
+	created   string
+	data      map[string]any
+}
+
+// naiveValue returns comparable values of a field: nil when missing, else a list.
+func naiveValues(r propRec, field string) []any {
+	switch field {
+	case "id":
+		return []any{r.id}
+	case "createdAt":
+		return []any{r.created}
+	}
+	v, ok := r.data[field]
+	if !ok || v == nil {
+		return nil
+	}
+	if arr, ok := v.([]any); ok {
+		return arr
+	}
+	return []any{v}
+}
+
+func cmpAny(a, b any) int {
+	switch x := a.(type) {
+	case float64:
+		y := b.(float64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case bool:
+		y := b.(bool)
+		switch {
+		case x == y:
+			return 0
+		case !x:
+			return -1
+		}
+		return 1
+	case string:
+		return strings.Compare(x, b.(string))
+	}
+	return 0
+}
+
+type propFilter struct {
+	field, op string
+	vals      []any
+	raw       string
+}
+
+func (f propFilter) match(r propRec) bool {
+	vs := naiveValues(r, f.field)
+	anyCmp := func(pred func(int) bool) bool {
+		for _, v := range vs {
+			for _, w := range f.vals {
+				if pred(cmpAny(v, w)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if f.op == "exists" {
+		return (len(vs) > 0) == (f.vals[0] == true)
+	}
+	eq := anyCmp(func(c int) bool { return c == 0 })
+	switch f.op {
+	case "eq", "in":
+		return eq
+	case "ne", "nin":
+		return !eq
+	case "gt":
+		return anyCmp(func(c int) bool { return c > 0 })
+	case "gte":
+		return anyCmp(func(c int) bool { return c >= 0 })
+	case "lt":
+		return anyCmp(func(c int) bool { return c < 0 })
+	case "lte":
+		return anyCmp(func(c int) bool { return c <= 0 })
+	case "exists":
+		return (len(vs) > 0) == (f.vals[0] == true)
+	}
+	return false
+}
+
+func randFilter(r *rand.Rand) propFilter {
+	fieldsOps := []struct {
+		field string
+		ops   []string
+		gen   func() (any, string)
+	}{
+		{"n", []string{"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"}, func() (any, string) {
+			v := float64(r.Intn(20) - 5)
+			return v, fmt.Sprint(v)
+		}},
+		{"s", []string{"eq", "ne", "in", "nin", "gt", "lte", "exists"}, func() (any, string) {
+			v := string(rune('a' + r.Intn(4)))
+			return v, v
+		}},
+		{"t", []string{"eq", "ne", "in", "nin", "exists"}, func() (any, string) {
+			v := string(rune('x' + r.Intn(3)))
+			return v, v
+		}},
+		{"d", []string{"eq", "gt", "gte", "lt", "lte", "exists"}, func() (any, string) {
+			day := 1 + r.Intn(9)
+			return fmt.Sprintf("2026-01-%02dT00:00:00.000Z", day), fmt.Sprintf("2026-01-%02d", day)
+		}},
+		{"b", []string{"eq", "ne", "exists"}, func() (any, string) {
+			v := r.Intn(2) == 0
+			return v, fmt.Sprint(v)
+		}},
+	}
+	fo := fieldsOps[r.Intn(len(fieldsOps))]
+	op := fo.ops[r.Intn(len(fo.ops))]
+	f := propFilter{field: fo.field, op: op}
+	if op == "exists" {
+		v := r.Intn(2) == 0
+		f.vals = []any{v}
+		f.raw = fmt.Sprintf("%s:exists:%v", f.field, v)
+		return f
+	}
+	n := 1
+	if op == "in" || op == "nin" {
+		n = 1 + r.Intn(3)
+	}
+	var raws []string
+	for i := 0; i < n; i++ {
+		v, raw := fo.gen()
+		f.vals = append(f.vals, v)
+		raws = append(raws, raw)
+	}
+	f.raw = f.field + ":" + op + ":" + strings.Join(raws, ",")
+	return f
+}
+
+func TestQueriesMatchNaiveEvaluation(t *testing.T) {
+	for _, limit := range []int{0, 7} {
+		t.Run(fmt.Sprintf("candidateLimit=%d", limit), func(t *testing.T) {
+			t.Parallel()
+			propertyRun(t, limit, 1+int64(limit))
+		})
+	}
+}
+
+func propertyRun(t *testing.T, candLimit int, seed int64) {
+	ctx := context.Background()
+	db, err := store.Open(store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ten := tenancy.New(db, tenancy.Options{})
+	titles, _ := title.OpenMemory()
+	cur, _ := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+	svc, err := records.New(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, CandidateLimit: candLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	ten.OnChange(svc.Listener(true))
+	doc, err := tenancy.Parse([]byte(propTenants))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ten.Apply(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(seed))
+	var recs []propRec
+	var nd strings.Builder
+	for i := 0; i < 300; i++ {
+		rec := propRec{id: fmt.Sprintf("r%03d", r.Intn(1000)), published: r.Intn(5) > 0, data: map[string]any{},
+			created: fmt.Sprintf("2026-02-%02dT00:00:00.000Z", 1+r.Intn(5))}
+		dup := false
+		for _, o := range recs {
+			dup = dup || o.id == rec.id
+		}
+		if dup {
+			continue
+		}
+		words := []string{}
+		for j := 1 + r.Intn(3); j > 0; j-- {
+			words = append(words, vocab[r.Intn(len(vocab))])
+		}
+		rec.data["title"] = strings.Join(words, " ")
+		if r.Intn(5) > 0 {
+			rec.data["n"] = float64(r.Intn(15) - 3)
+		}
+		if r.Intn(5) > 0 {
+			rec.data["s"] = string(rune('a' + r.Intn(4)))
+		}
+		if r.Intn(4) > 0 {
+			tags := []any{}
+			for _, x := range []string{"x", "y", "z"} {
+				if r.Intn(2) == 0 {
+					tags = append(tags, x)
+				}
+			}
+			rec.data["t"] = tags
+		}
+		if r.Intn(3) > 0 {
+			rec.data["d"] = fmt.Sprintf("2026-01-%02dT00:00:00.000Z", 1+r.Intn(9))
+		}
+		if r.Intn(3) > 0 {
+			rec.data["b"] = r.Intn(2) == 0
+		}
+		recs = append(recs, rec)
+		line := map[string]any{"id": rec.id, "published": rec.published, "data": rec.data, "createdAt": rec.created}
+		b, _ := jsonMarshal(line)
+		nd.Write(b)
+		nd.WriteByte('\n')
+	}
+	rep, err := svc.Import(ctx, "p", "c", strings.NewReader(nd.String()))
+	if err != nil || rep.Failed > 0 {
+		t.Fatalf("Import: %+v %v", rep, err)
+	}
+	nonEmpty := 0
+	defer func() { t.Logf("%d of 250 queries had results", nonEmpty) }()
+	sortable := []string{"n", "s", "d", "b", "id", "createdAt", "title"}
+	for iter := 0; iter < 250; iter++ {
+		var filters []propFilter
+		for j := r.Intn(3); j > 0; j-- {
+			filters = append(filters, randFilter(r))
+		}
+		var keys []string
+		var desc []bool
+		for j := 1 + r.Intn(2); j > 0; j-- {
+			k := sortable[r.Intn(len(sortable))]
+			dup := false
+			for _, o := range keys {
+				dup = dup || o == k || o == "id"
+			}
+			if dup {
+				continue
+			}
+			keys = append(keys, k)
+			desc = append(desc, r.Intn(2) == 0)
+		}
+		q := ""
+		if r.Intn(4) == 0 {
+			q = vocab[r.Intn(len(vocab))][:2+r.Intn(2)]
+		}
+		limit := 1 + r.Intn(12)
+		// Naive evaluation.
+		var want []string
+		var matched []propRec
+		for _, rec := range recs {
+			ok := rec.published
+			for _, f := range filters {
+				ok = ok && f.match(rec)
+			}
+			if q != "" {
+				hit := false
+				for _, w := range strings.Fields(rec.data["title"].(string)) {
+					hit = hit || strings.HasPrefix(w, q)
+				}
+				ok = ok && hit
+			}
+			if ok {
+				matched = append(matched, rec)
+			}
+		}
+		sort.SliceStable(matched, func(i, j int) bool {
+			for k, key := range keys {
+				a, b := naiveValues(matched[i], key), naiveValues(matched[j], key)
+				var c int
+				switch {
+				case len(a) == 0 && len(b) == 0:
+				case len(a) == 0:
+					c = -1
+				case len(b) == 0:
+					c = 1
+				default:
+					c = cmpAny(a[0], b[0])
+				}
+				if desc[k] {
+					c = -c
+				}
+				if c != 0 {
+					return c < 0
+				}
+			}
+			c := strings.Compare(matched[i].id, matched[j].id)
+			if desc[0] {
+				c = -c
+			}
+			return c < 0
+		})
+		for _, m := range matched {
+			want = append(want, m.id)
+		}
+		if len(want) > 0 {
+			nonEmpty++
+		}
+		// Paged evaluation.
+		var sortParts, raws []string
+		for k, key := range keys {
+			if desc[k] {
+				key = "-" + key
+			}
+			sortParts = append(sortParts, key)
+		}
+		for _, f := range filters {
+			raws = append(raws, f.raw)
+		}
+		query := records.Query{Project: "p", Collection: "c", Filters: raws, Q: q, Sort: strings.Join(sortParts, ","), Limit: limit}
+		var got []string
+		for pages := 0; pages < 400; pages++ {
+			page, err := svc.List(ctx, query)
+			if err != nil {
+				t.Fatalf("List(%+v): %v", query, err)
+			}
+			for _, it := range page.Items {
+				got = append(got, string(it[len(`{"id":"`):len(`{"id":"`)+4]))
+			}
+			if page.Next == "" {
+				break
+			}
+			query.Cursor = page.Next
+		}
+		if !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("filters %v q=%q sort=%v limit %d:\n got %v\nwant %v", raws, q, sortParts, limit, got, want)
+		}
+		// The count agrees too.
+		agg, err := svc.Aggregate(ctx, records.AggregateQuery{Project: "p", Collection: "c", Filters: raws, Q: q})
+		if err != nil || string(agg) != fmt.Sprintf(`{"total":%d}`, len(want)) {
+			t.Fatalf("Aggregate(%v, q=%q) = %s, %v; want %d", raws, q, agg, err, len(want))
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package records
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+var now0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func testCollection() tenancy.Collection {
+	return tenancy.Collection{Name: "c", Public: true, Fields: []tenancy.CollectionField{
+		{Name: "title", Type: "text"}, {Name: "n", Type: "number"}, {Name: "secret", Type: "text", Private: true},
+		{Name: "tags", Type: "multiselect", Options: []string{"a", "b"}}, {Name: "meta", Type: "json"},
+	}}
+}
+
+func TestStoredRecordRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := compileSchema("p", testCollection())
+	r := buildRecord(s, "r1", true, map[string]any{"title": "Hi \"you\"", "n": 2.5, "secret": "s", "tags": []any{"a", "b", "a"}, "meta": map[string]any{"k": 1}}, now0, now0)
+	got, err := decodeRecord("r1", encodeRecord(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPub := `{"id":"r1","title":"Hi \"you\"","n":2.5,"tags":["a","b","a"],"meta":{"k":1},"createdAt":"2026-11-22T12:00:00.000Z","updatedAt":"2026-11-22T12:00:00.000Z"}`
+	if string(got.pub) != wantPub {
+		t.Errorf("pub = %s\nwant %s", got.pub, wantPub)
+	}
+	if !bytes.Contains(got.sec, []byte(`"secret":"s"`)) {
+		t.Errorf("sec = %s", got.sec)
+	}
+	if n := len(got.values("tags")); n != 2 {
+		t.Errorf("tags index values = %d, want 2 (deduplicated)", n)
+	}
+	if got.values("meta") != nil {
+		t.Errorf("json field indexed")
+	}
+	if d := got.data(); d["title"] != "Hi \"you\"" || d["n"] != 2.5 {
+		t.Errorf("data() = %v", d)
+	}
+}
