@@ -230,6 +230,17 @@ func TestRetries(t *testing.T) {
 	if n := len(e.smtp.Messages()); n != 1 {
 		t.Errorf("server accepted %d messages, want 1", n)
 	}
+	metrics := string(e.Do("GET", "/metrics", nil).Body)
+	for _, want := range []string{
+		`gatehouse_email_delivery_outcomes_total{outcome="deferred"} 5`,
+		`gatehouse_email_delivery_outcomes_total{outcome="delivered"} 1`,
+		`gatehouse_email_delivery_outcomes_total{outcome="failed"} 1`,
+		`gatehouse_email_sends_total 2`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 func TestIdempotencyKey(t *testing.T) {

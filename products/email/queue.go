@@ -135,6 +135,7 @@ func (s *Service) commit(batch []*pending) {
 		p.done <- results[i]
 	}
 	if err == nil {
+		s.metrics.committed(len(batch), len(batch)-len(seenDup(results, batch)))
 		select {
 		case s.wake <- struct{}{}:
 		default:
@@ -166,4 +167,15 @@ func (s *Service) firstSend(txn *store.Txn, ik []byte, now int64) (*Receipt, err
 		return nil, err
 	}
 	return &Receipt{ID: m.ID, Status: m.Status}, nil
+}
+
+// seenDup returns the sends of a batch answered with an earlier message (Idempotency-Key).
+func seenDup(results []result, batch []*pending) []int {
+	var out []int
+	for i, p := range batch {
+		if results[i].r.ID != p.m.ID {
+			out = append(out, i)
+		}
+	}
+	return out
 }

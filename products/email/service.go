@@ -69,6 +69,8 @@ type Options struct {
 	Hook SendHook
 	// MaxBatch caps how many sends one grouped commit writes (512 when zero).
 	MaxBatch int
+	// Metrics records sends and delivery outcomes (nil: none).
+	Metrics *Metrics
 }
 
 // Service holds the product's rules: validating and queuing sends, reading messages and
@@ -81,6 +83,7 @@ type Service struct {
 	from    Address
 	hook    SendHook
 	max     int
+	metrics *Metrics
 
 	in   chan *pending
 	quit chan struct{}
@@ -98,7 +101,7 @@ func NewService(o Options) (*Service, error) {
 	if o.DB == nil || o.Tenants == nil {
 		return nil, errors.New("email: NewService needs a DB and Tenants")
 	}
-	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, max: o.MaxBatch,
+	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, max: o.MaxBatch, metrics: o.Metrics,
 		in: make(chan *pending, 8192), quit: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	s.reads, _ = lru.New[string, any](4096)
 	if s.log == nil {

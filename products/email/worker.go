@@ -414,6 +414,14 @@ func (w *Worker) finish(ctx context.Context, c *claimed, out Outcome, suppressed
 		w.o.Log.Error("email: recording a delivery outcome failed; the lease will run out and it is tried again", "id", c.m.ID, "err", err)
 		return
 	}
+	switch {
+	case suppressed:
+		w.s.metrics.outcome("suppressed")
+	case out.Result == Retry && m.Status == StatusQueued:
+		w.s.metrics.outcome("deferred")
+	default:
+		w.s.metrics.outcome(string(m.Status))
+	}
 	if m.Status == StatusBounced && out.Result == Bounce {
 		if err := w.s.tenants.Suppress(ctx, m.Org, m.To.Email, "bounce", fmt.Sprintf("%s: %d %s", m.ID, out.Code, out.Detail)); err != nil {
 			w.o.Log.Error("email: suppressing a bounced address failed", "id", m.ID, "err", err)

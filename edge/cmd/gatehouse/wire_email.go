@@ -19,7 +19,7 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 	if u, err := url.Parse(d.cfg.PublicURL); err == nil && u.Hostname() != "" && strings.Contains(u.Hostname(), ".") {
 		from.Email = "noreply@" + u.Hostname()
 	}
-	svc, err := email.NewService(email.Options{DB: d.db, Tenants: d.tenancy, Log: d.log, DefaultFrom: from})
+	svc, err := email.NewService(email.Options{DB: d.db, Tenants: d.tenancy, Log: d.log, DefaultFrom: from, Metrics: email.NewMetrics(d.reg)})
 	if err != nil {
 		return err
 	}

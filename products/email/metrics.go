@@ -1,0 +1,62 @@
+package email
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the product's Prometheus metrics. A nil *Metrics records nothing.
+type Metrics struct {
+	sends    prometheus.Counter
+	batch    prometheus.Histogram
+	outcomes *prometheus.CounterVec
+}
+
+// NewMetrics registers the product's metrics with reg (nil: none):
+// gatehouse_email_sends_total, gatehouse_email_commit_batch_size and
+// gatehouse_email_delivery_outcomes_total{outcome}.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	if reg == nil {
+		return nil
+	}
+	m := &Metrics{
+		sends: prometheus.NewCounter(prometheus.CounterOpts{Name: "gatehouse_email_sends_total",
+			Help: "Sends accepted (durably queued)."}),
+		batch: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gatehouse_email_commit_batch_size",
+			Help: "Sends written by one grouped commit.", Buckets: prometheus.ExponentialBuckets(1, 2, 10)}),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gatehouse_email_delivery_outcomes_total",
+			Help: "Delivery attempts by outcome: delivered, bounced, deferred, failed, suppressed."}, []string{"outcome"}),
+	}
+	m.sends = register(reg, m.sends)
+	m.batch = register(reg, m.batch)
+	m.outcomes = register(reg, m.outcomes)
+	return m
+}
+
+// register registers c, or returns the collector already registered under its name.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}
+
+func (m *Metrics) committed(n, accepted int) {
+	if m == nil {
+		return
+	}
+	m.batch.Observe(float64(n))
+	m.sends.Add(float64(accepted))
+}
+
+func (m *Metrics) outcome(o string) {
+	if m != nil {
+		m.outcomes.WithLabelValues(o).Inc()
+	}
+}
