@@ -405,3 +405,17 @@ orgs:
 		t.Errorf("GET other after making it private = %d %s, want 403 FORM_PRIVATE (cache not invalidated?)", r.Status, r.Body)
 	}
 }
+
+func TestEmbedOwnHost(t *testing.T) {
+	t.Parallel()
+	e := start(t, func(c *config.Config) { c.EmbedHost = "http://embed.example.test" })
+	for _, path := range []string{"/forms.js", "/forms.css", "/f/contact?key=pk_live_demo_web"} {
+		if r := e.Do("GET", path, nil, "Host", "embed.example.test"); r.Status != 200 {
+			t.Errorf("GET %s on the embed host = %d", path, r.Status)
+		}
+	}
+	page := string(e.Do("GET", "/f/contact?key=pk_live_demo_web", nil, "Host", "embed.example.test").Body)
+	if !strings.Contains(page, `src="http://embed.example.test/forms.js"`) || !strings.Contains(page, `data-api="`+e.URL+`/forms"`) {
+		t.Errorf("iframe page on the embed host = %s", page)
+	}
+}

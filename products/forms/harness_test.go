@@ -205,7 +205,7 @@ func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 			d.Tenancy.OnChange(func(_ context.Context, _ []tenancy.Change) { svc.Invalidate() })
 			e.svc = svc
 			t.Cleanup(svc.Close)
-			return []edge.Product{forms.NewProduct(svc, d.Auth, cur, d.Config.TrustedProxies), embedhost.New(embedhost.Options{PublicURL: d.Config.PublicURL})}
+			return []edge.Product{forms.NewProduct(svc, d.Auth, cur, d.Config.TrustedProxies), embedhost.New(embedhost.Options{PublicURL: d.Config.PublicURL, EmbedURL: d.Config.EmbedHost})}
 		},
 	})
 	return e
