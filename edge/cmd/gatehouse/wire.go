@@ -51,6 +51,9 @@ func wire(ctx context.Context, d deps) (*assembly, error) {
 	if err := a.addMembership(ctx, d); err != nil {
 		return nil, err
 	}
+	if err := a.addForms(ctx, d); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
