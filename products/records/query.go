@@ -287,7 +287,7 @@ func getRecord(txn *store.Txn, project, coll, id string) (*record, error) {
 // collect returns up to limit+1 matching records after the cursor, in sort order.
 func (s *Service) collect(ctx context.Context, txn *store.Txn, p *plan) ([]*record, error) {
 	want := p.limit + 1
-	ids, ok, err := s.candidates(txn, p)
+	ids, ok, err := s.candidates(txn, p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -363,21 +363,36 @@ func topK(p *plan, recs []*record, tuples []tuple, k int) []*record {
 	return out
 }
 
-// candidates returns the ids of a small superset of the matches when an index gives one: the
-// title search, or the most selective filter whose index range holds fewer ids than the limit.
-func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
+// candidates returns the ids of a small superset of the matches when fetching them costs less
+// than the ordered scan: the planner compares the smallest complete id set (title search or a
+// filter's index range, gathered keys-only up to a limit) with the records an ordered scan is
+// expected to read, want / selectivity (with all, any complete set: aggregates read every match), where each filter's selectivity comes from its id
+// count over the collection's counter (a lower bound for ranges past the limit).
+func (s *Service) candidates(txn *store.Txn, p *plan, all bool) ([]string, bool, error) {
 	var best []string
 	ok := false
+	total, err := readCount(txn, p.sch.Project, p.sch.Name)
+	if err != nil {
+		return nil, false, err
+	}
+	if total < 1 {
+		total = 1
+	}
+	sel := 1.0      // every filter and q
+	selOther := 1.0 // all but a range filter on the single sort key
+	rangeSize := -1.0
 	limit := s.candLimit
 	if len(p.words) > 0 {
 		ids, err := s.titles.Search(p.sch.Project, p.sch.Name, p.words, s.qLimit)
 		switch {
 		case err == nil:
 			best, ok = ids, true
-			if len(ids) < limit {
-				limit = len(ids)
-			}
-		case !errors.Is(err, title.ErrTooMany):
+			f := float64(len(ids)) / float64(total)
+			sel, selOther = sel*f, selOther*f
+		case errors.Is(err, title.ErrTooMany):
+			f := float64(s.qLimit) / float64(total)
+			sel, selOther = sel*f, selOther*f
+		default:
 			return nil, false, err
 		}
 	}
@@ -391,11 +406,39 @@ func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		if complete && (!ok || len(ids) < len(best)) {
-			best, ok, limit = ids, true, len(ids)
+		n := float64(limit)
+		if complete {
+			n = float64(len(ids))
+			if !ok || len(ids) < len(best) {
+				best, ok = ids, true
+			}
+		}
+		fs := min(n/float64(total), 1)
+		sel *= fs
+		if len(p.sort) == 1 && f.Field == p.sort[0].Field && f.Op != "in" && rangeSize < 0 {
+			rangeSize = n
+		} else {
+			selOther *= fs
 		}
 	}
-	return best, ok, nil
+	if !ok || all {
+		return best, ok, nil
+	}
+	want := float64(p.limit + 1)
+	scanCost := float64(total)
+	if len(p.sort) == 1 {
+		scanCost = want / max(sel, 1e-9)
+		if rangeSize >= 0 {
+			scanCost = min(rangeSize, want/max(selOther, 1e-9))
+		}
+		if p.sort[0].Field == fieldID {
+			scanCost = want / max(sel, 1e-9)
+		}
+	}
+	if float64(len(best)) <= scanCost {
+		return best, true, nil
+	}
+	return nil, false, nil
 }
 
 // filterRanges returns the index ranges a filter selects, or nil when it needs a full scan.
@@ -496,7 +539,7 @@ func (s *Service) scanSorted(ctx context.Context, txn *store.Txn, p *plan, want 
 
 // each visits every matching record once, in no particular order.
 func (s *Service) each(ctx context.Context, txn *store.Txn, p *plan, fn func(r *record)) error {
-	ids, ok, err := s.candidates(txn, p)
+	ids, ok, err := s.candidates(txn, p, true)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,395 @@
+// Command recordsbench measures the records product over loopback: it imports N generated
+// records (streamed NDJSON through the service's import), reopens the store to time start-up,
+// then drives four query mixes with a Go load generator, each with values varied request by
+// request, and, in the same run, bare fiber serving a pre-encoded body of the same size (the
+// ceiling). It prints req/s, p50 and p99 per mix, import and start-up times and RSS.
+//
+//	go run ./products/records/cmd/recordsbench -n 100000
+//	go run ./products/records/cmd/recordsbench -n 1000000 -duration 10s
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/index/title"
+	"github.com/gatehouse-dev/gatehouse/products/records"
+)
+
+const tenants = `
+orgs:
+  - slug: bench
+    projects:
+      - id: bench
+        keys:
+          - {name: web, value: pk_live_bench_web, products: [records]}
+        collections:
+          - name: authors
+            public: true
+            fields:
+              - {name: title, type: text}
+              - {name: email, type: text, private: true}
+          - name: posts
+            public: true
+            fields:
+              - {name: title, type: text}
+              - {name: category, type: select, options: [c0, c1, c2, c3, c4, c5, c6, c7, c8, c9]}
+              - {name: tags, type: multiselect, options: [t0, t1, t2, t3, t4, t5, t6, t7]}
+              - {name: views, type: number}
+              - {name: day, type: date}
+              - {name: author, type: relation, collection: authors}
+              - {name: related, type: relations, collection: posts}
+              - {name: internalNote, type: text, private: true}
+`
+
+const vocabSize = 2000
+
+var cpuProfile, onlyMix string
+
+func word(i int) string {
+	syl := []string{"ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "da", "fe"}
+	var b strings.Builder
+	for j := 0; j < 4; j++ {
+		b.WriteString(syl[i%len(syl)])
+		i /= len(syl)
+	}
+	return b.String()
+}
+
+func main() {
+	n := flag.Int("n", 100000, "records to import")
+	dur := flag.Duration("duration", 5*time.Second, "load per mix")
+	conns := flag.Int("c", 16, "concurrent connections")
+	dir := flag.String("dir", "", "data folder (a temporary one when empty; kept when given)")
+	skipImport := flag.Bool("reuse", false, "reuse the data in -dir instead of importing")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the load phase to this file")
+	only := flag.String("only", "", "run only the mixes whose name contains this")
+	flag.Parse()
+	cpuProfile, onlyMix = *profile, *only
+	if err := run(*n, *dur, *conns, *dir, *skipImport); err != nil {
+		fmt.Fprintln(os.Stderr, "recordsbench:", err)
+		os.Exit(1)
+	}
+}
+
+type env struct {
+	db     *store.DB
+	ten    *tenancy.Service
+	svc    *records.Service
+	keys   *auth.Authenticator
+	titles *title.Index
+}
+
+func open(dir string, log *slog.Logger) (*env, error) {
+	db, err := store.Open(store.Options{Dir: filepath.Join(dir, "db"), Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	ten := tenancy.New(db, tenancy.Options{})
+	titles, err := title.Open(filepath.Join(dir, "title.bleve"))
+	if err != nil {
+		return nil, err
+	}
+	secret, err := ten.Secret(context.Background(), "cursor-key", 32)
+	if err != nil {
+		return nil, err
+	}
+	cur, _ := httpx.NewCursors(secret)
+	svc, err := records.New(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	ten.OnChange(svc.Listener(true))
+	keys := auth.New(ten, 1000)
+	return &env{db: db, ten: ten, svc: svc, keys: keys, titles: titles}, nil
+}
+
+func (e *env) close() {
+	_ = e.svc.Close()
+	_ = e.db.Close()
+}
+
+func run(n int, dur time.Duration, conns int, dir string, reuse bool) error {
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if dir == "" {
+		d, err := os.MkdirTemp("", "recordsbench")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	fmt.Printf("recordsbench: %d records, %d connections, %s per mix, GOMAXPROCS %d\n", n, conns, dur, runtime.GOMAXPROCS(0))
+	if !reuse {
+		e, err := open(dir, log)
+		if err != nil {
+			return err
+		}
+		doc, err := tenancy.Parse([]byte(tenants))
+		if err != nil {
+			return err
+		}
+		if _, err := e.ten.Apply(ctx, doc); err != nil {
+			return err
+		}
+		if err := e.svc.Start(ctx); err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := importAll(ctx, e.svc, n); err != nil {
+			return err
+		}
+		took := time.Since(start)
+		fmt.Printf("import: %d records in %s (%.0f records/s), RSS %d MB\n", n+1000, took.Round(time.Millisecond), float64(n+1000)/took.Seconds(), rssMB())
+		e.close()
+	}
+	runtime.GC()
+	start := time.Now()
+	e, err := open(dir, log)
+	if err != nil {
+		return err
+	}
+	if err := e.svc.Start(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("start-up (open store, open title index, repair, reconcile): %s\n", time.Since(start).Round(time.Millisecond))
+	defer e.close()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	cfg := config.Default()
+	cfg.PublicURL = "http://" + ln.Addr().String()
+	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Products: []edge.Product{records.NewProduct(e.svc, e.keys)}})
+	if err != nil {
+		return err
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Shutdown(ctx)
+	base := cfg.PublicURL + "/records/projects/bench/collections/posts"
+
+	r := rand.New(rand.NewSource(1))
+	var rmu sync.Mutex
+	rnd := func(k int) int {
+		rmu.Lock()
+		defer rmu.Unlock()
+		return r.Intn(k)
+	}
+	mixes := []struct {
+		name string
+		url  func() string
+	}{
+		{"(a) two filters + sort + limit 25", func() string {
+			return fmt.Sprintf("%s/records?filter=category:eq:c%d&filter=views:gte:%d&sort=-views&limit=25", base, rnd(10), rnd(n))
+		}},
+		{"(b) q search", func() string {
+			return fmt.Sprintf("%s/records?q=%s&limit=25", base, word(rnd(vocabSize))[:6])
+		}},
+		{"(c) populate=*", func() string {
+			return fmt.Sprintf("%s/records?filter=category:eq:c%d&filter=views:lte:%d&sort=-views&populate=*&limit=25", base, rnd(10), rnd(n))
+		}},
+		{"(d) groupBy", func() string {
+			return fmt.Sprintf("%s/aggregate?groupBy=tags&filter=category:eq:c%d&filter=views:gte:%d", base, rnd(10), n-rnd(n/10))
+		}},
+		{"(d') groupBy, no filter", func() string {
+			return fmt.Sprintf("%s/aggregate?groupBy=%s", base, []string{"tags", "category"}[rnd(2)])
+		}},
+	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	var sizeA int
+	for i, m := range mixes {
+		if onlyMix != "" && !strings.Contains(m.name, onlyMix) {
+			continue
+		}
+		res, err := load(m.url, dur, conns)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			sizeA = res.avgSize
+		}
+		fmt.Printf("%-36s %8.0f req/s  p50 %7.2f ms  p99 %7.2f ms  (%d requests, %d errors, avg body %d B)\n",
+			m.name, res.rps, ms(res.p50), ms(res.p99), res.count, res.errors, res.avgSize)
+	}
+	// The ceiling: bare fiber serving a pre-encoded body of the size of mix (a).
+	body := []byte(`{"items":[` + strings.Repeat(" ", max(sizeA-40, 0)) + `],"pagination":{"nextCursor":null}}`)
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Get("/bare", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(body)
+	})
+	bln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go func() { _ = app.Listener(bln) }()
+	defer app.Shutdown()
+	bare := "http://" + bln.Addr().String() + "/bare"
+	res, err := load(func() string { return bare }, dur, conns)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-36s %8.0f req/s  p50 %7.2f ms  p99 %7.2f ms  (%d requests, body %d B)\n",
+		"ceiling: bare fiber, same body size", res.rps, ms(res.p50), ms(res.p99), res.count, len(body))
+	fmt.Printf("RSS after load: %d MB\n", rssMB())
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+type result struct {
+	rps           float64
+	p50, p99      time.Duration
+	count, errors int
+	avgSize       int
+}
+
+// load sends requests from conns workers for dur, each worker one keep-alive connection.
+func load(next func() string, dur time.Duration, conns int) (result, error) {
+	client := &fasthttp.Client{MaxConnsPerHost: conns * 2, ReadTimeout: 30 * time.Second}
+	var mu sync.Mutex
+	var lat []time.Duration
+	var errs, bytesTotal int64
+	var wg sync.WaitGroup
+	stop := time.Now().Add(dur)
+	var firstErr atomic.Value
+	for w := 0; w < conns; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			local := make([]time.Duration, 0, 4096)
+			for time.Now().Before(stop) {
+				req.SetRequestURI(next())
+				req.Header.Set("X-API-Key", "pk_live_bench_web")
+				t0 := time.Now()
+				err := client.Do(req, resp)
+				d := time.Since(t0)
+				if err != nil || resp.StatusCode() != 200 {
+					atomic.AddInt64(&errs, 1)
+					if firstErr.Load() == nil {
+						firstErr.Store(fmt.Sprintf("%v %d %s", err, resp.StatusCode(), resp.Body()))
+					}
+					continue
+				}
+				atomic.AddInt64(&bytesTotal, int64(len(resp.Body())))
+				local = append(local, d)
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if v := firstErr.Load(); v != nil {
+		fmt.Fprintln(os.Stderr, "first error:", v)
+	}
+	if len(lat) == 0 {
+		return result{errors: int(errs)}, fmt.Errorf("no successful request")
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return result{
+		rps: float64(len(lat)) / dur.Seconds(), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100],
+		count: len(lat), errors: int(errs), avgSize: int(bytesTotal / int64(len(lat))),
+	}, nil
+}
+
+// importAll streams n posts and 1000 authors through Import without building the file.
+func importAll(ctx context.Context, svc *records.Service, n int) error {
+	if err := importGen(ctx, svc, "authors", 1000, func(w *bufio.Writer, i int, r *rand.Rand) {
+		fmt.Fprintf(w, `{"id":"au-%d","data":{"title":"Author %s","email":"a%d@bench.test"}}`+"\n", i, word(i), i)
+	}); err != nil {
+		return err
+	}
+	return importGen(ctx, svc, "posts", n, func(w *bufio.Writer, i int, r *rand.Rand) {
+		rec := map[string]any{
+			"id":        fmt.Sprintf("p-%07d", i),
+			"createdAt": time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339),
+			"data": map[string]any{
+				"title":        word(r.Intn(vocabSize)) + " " + word(r.Intn(vocabSize)) + " " + word(r.Intn(vocabSize)),
+				"category":     fmt.Sprintf("c%d", r.Intn(10)),
+				"tags":         []string{fmt.Sprintf("t%d", r.Intn(8)), fmt.Sprintf("t%d", r.Intn(8))},
+				"views":        r.Intn(n),
+				"day":          time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, r.Intn(365)).Format("2006-01-02"),
+				"author":       fmt.Sprintf("au-%d", r.Intn(1000)),
+				"related":      []string{fmt.Sprintf("p-%07d", r.Intn(n)), fmt.Sprintf("p-%07d", r.Intn(n))},
+				"internalNote": "note " + word(i%vocabSize),
+			},
+		}
+		b, _ := json.Marshal(rec)
+		w.Write(b)
+		w.WriteByte('\n')
+	})
+}
+
+func importGen(ctx context.Context, svc *records.Service, coll string, n int, line func(*bufio.Writer, int, *rand.Rand)) error {
+	pr, pw := io.Pipe()
+	go func() {
+		w := bufio.NewWriterSize(pw, 1<<16)
+		r := rand.New(rand.NewSource(int64(n)))
+		for i := 0; i < n; i++ {
+			line(w, i, r)
+		}
+		_ = w.Flush()
+		_ = pw.Close()
+	}()
+	rep, err := svc.Import(ctx, "bench", coll, pr)
+	if err != nil {
+		return err
+	}
+	if rep.Failed > 0 {
+		return fmt.Errorf("import %s: %d lines failed: %+v", coll, rep.Failed, rep.Errors[0])
+	}
+	return nil
+}
+
+func rssMB() int {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			var kb int
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:")), "%d", &kb)
+			return kb / 1024
+		}
+	}
+	return -1
+}
