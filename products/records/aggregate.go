@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
@@ -59,7 +58,8 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 		counts[k] += n
 	}
 	var total int64
-	err = s.db.View(ctx, func(txn *store.Txn) error {
+	err = s.view(ctx, func(rd *recReader) error {
+		txn := rd.txn
 		switch {
 		case f == nil && plain:
 			total, err = readCount(txn, q.Project, q.Collection)
@@ -77,7 +77,7 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 				return ctx.Err() == nil, ctx.Err()
 			})
 		}
-		return s.each(ctx, txn, p, func(r *record) {
+		return s.each(ctx, rd, p, func(r *record) {
 			total++
 			if f == nil {
 				return

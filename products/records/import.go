@@ -57,9 +57,11 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 			return nil
 		}
 		var created, updated int
+		var keys []string
 		err := s.db.Update(ctx, func(txn *store.Txn) error {
 			created, updated = 0, 0
 			w := newTxWriter(txn)
+			defer func() { keys = w.keys }()
 			for i, rec := range chunk {
 				if !explicit[i] {
 					old, err := getRecord(txn, project, coll, rec.id)
@@ -84,6 +86,7 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 			}
 			return w.flush()
 		})
+		s.invalidate(keys)
 		if err != nil {
 			return err
 		}

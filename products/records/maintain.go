@@ -160,6 +160,7 @@ func (s *Service) deletePrefix(ctx context.Context, prefix []byte, visit func(k 
 
 // dropCollection removes a deleted collection's records, indexes, counter and titles.
 func (s *Service) dropCollection(ctx context.Context, project, coll string) error {
+	defer s.invalidate(nil)
 	s.titleMu.Lock()
 	b := s.titles.NewBatch()
 	err := s.deletePrefix(ctx, recPrefix(project, coll), func(k []byte) { b.Delete(project, coll, store.LastPart(k)) })
@@ -179,6 +180,7 @@ func (s *Service) dropCollection(ctx context.Context, project, coll string) erro
 // rebuildCollection re-derives every stored record of a collection after its fields changed:
 // projections, index entries and the counter. Queries during the rebuild may miss records.
 func (s *Service) rebuildCollection(ctx context.Context, project, coll string) error {
+	defer s.invalidate(nil)
 	sch, err := s.Schema(ctx, project, coll)
 	if err != nil {
 		return err
@@ -280,7 +282,9 @@ func (s *Service) Reconcile(ctx context.Context) error {
 				}
 				continue
 			}
-			if err := s.db.Update(ctx, func(txn *store.Txn) error { return s.syncTenancy(ctx, txn, changes) }); err != nil {
+			err = s.db.Update(ctx, func(txn *store.Txn) error { return s.syncTenancy(ctx, txn, changes) })
+			s.invalidate(nil)
+			if err != nil {
 				return err
 			}
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-
-	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
 // output is how records of one response are rendered: the fields= selection and the
@@ -92,7 +90,7 @@ func (s *Service) newOutput(ctx context.Context, sch *Schema, secret bool, popul
 }
 
 // render renders recs, populating relations with one batch of reads per relation field.
-func (o *output) render(txn *store.Txn, recs []*record) ([][]byte, error) {
+func (o *output) render(rd *recReader, recs []*record) ([][]byte, error) {
 	out := make([][]byte, 0, len(recs))
 	if o.sel == nil && o.targets == nil {
 		for _, r := range recs {
@@ -121,7 +119,7 @@ func (o *output) render(txn *store.Txn, recs []*record) ([][]byte, error) {
 					if _, done := byID[id]; done {
 						continue
 					}
-					t, err := getRecord(txn, o.project, target.Name, id)
+					t, err := rd.get(o.project, target.Name, id)
 					if err != nil {
 						return nil, err
 					}

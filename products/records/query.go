@@ -211,8 +211,8 @@ func (s *Service) List(ctx context.Context, q Query) (Page, error) {
 		return Page{}, err
 	}
 	var page Page
-	err = s.db.View(ctx, func(txn *store.Txn) error {
-		recs, err := s.collect(ctx, txn, p)
+	err = s.view(ctx, func(rd *recReader) error {
+		recs, err := s.collect(ctx, rd, p)
 		if err != nil {
 			return err
 		}
@@ -220,7 +220,7 @@ func (s *Service) List(ctx context.Context, q Query) (Page, error) {
 			recs = recs[:p.limit]
 			page.Next = s.cursors.Encode(p.scope, encodeCursor(p.tupleOf(recs[len(recs)-1])))
 		}
-		page.Items, err = out.render(txn, recs)
+		page.Items, err = out.render(rd, recs)
 		return err
 	})
 	if err != nil {
@@ -241,22 +241,15 @@ func (s *Service) Get(ctx context.Context, project, coll, id string, secret bool
 		return nil, err
 	}
 	var items [][]byte
-	err = s.db.View(ctx, func(txn *store.Txn) error {
-		raw, err := txn.Get(recKey(project, coll, id))
-		if errors.Is(err, store.ErrNotFound) {
-			return ErrRecordNotFound
-		}
+	err = s.view(ctx, func(rd *recReader) error {
+		r, err := rd.get(project, coll, id)
 		if err != nil {
 			return err
 		}
-		r, err := decodeRecord(id, raw)
-		if err != nil {
-			return err
-		}
-		if !r.published {
+		if r == nil || !r.published {
 			return ErrRecordNotFound
 		}
-		items, err = out.render(txn, []*record{r})
+		items, err = out.render(rd, []*record{r})
 		return err
 	})
 	if err != nil {
@@ -285,7 +278,8 @@ func getRecord(txn *store.Txn, project, coll, id string) (*record, error) {
 }
 
 // collect returns up to limit+1 matching records after the cursor, in sort order.
-func (s *Service) collect(ctx context.Context, txn *store.Txn, p *plan) ([]*record, error) {
+func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*record, error) {
+	txn := rd.txn
 	want := p.limit + 1
 	ids, ok, err := s.candidates(txn, p, false)
 	if err != nil {
@@ -295,7 +289,7 @@ func (s *Service) collect(ctx context.Context, txn *store.Txn, p *plan) ([]*reco
 		var recs []*record
 		var tuples []tuple
 		for _, id := range ids {
-			r, err := getRecord(txn, p.sch.Project, p.sch.Name, id)
+			r, err := rd.get(p.sch.Project, p.sch.Name, id)
 			if err != nil {
 				return nil, err
 			}
@@ -312,7 +306,7 @@ func (s *Service) collect(ctx context.Context, txn *store.Txn, p *plan) ([]*reco
 		return topK(p, recs, tuples, want), nil
 	}
 	if len(p.sort) == 1 {
-		return s.scanSorted(ctx, txn, p, want)
+		return s.scanSorted(ctx, rd, p, want)
 	}
 	// Several sort keys and nothing selective: stream every record, keep the best want.
 	var recs []*record
@@ -483,7 +477,8 @@ func collectIDs(txn *store.Txn, prefix []byte, ranges []fields.Range, limit int)
 
 // scanSorted walks the index of the single sort key (or the records, for id) in order from
 // the cursor, checking each record, until want matches.
-func (s *Service) scanSorted(ctx context.Context, txn *store.Txn, p *plan, want int) ([]*record, error) {
+func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want int) ([]*record, error) {
+	txn := rd.txn
 	k := p.sort[0]
 	var out []*record
 	if k.Field == fieldID {
@@ -525,7 +520,7 @@ func (s *Service) scanSorted(ctx context.Context, txn *store.Txn, p *plan, want 
 		o.After = fields.Entry(prefix, p.after.vals[0], p.after.id)
 	}
 	err := fields.Scan(txn, prefix, o, func(_ []byte, id string) (bool, error) {
-		r, err := getRecord(txn, p.sch.Project, p.sch.Name, id)
+		r, err := rd.get(p.sch.Project, p.sch.Name, id)
 		if err != nil {
 			return false, err
 		}
@@ -538,14 +533,15 @@ func (s *Service) scanSorted(ctx context.Context, txn *store.Txn, p *plan, want 
 }
 
 // each visits every matching record once, in no particular order.
-func (s *Service) each(ctx context.Context, txn *store.Txn, p *plan, fn func(r *record)) error {
+func (s *Service) each(ctx context.Context, rd *recReader, p *plan, fn func(r *record)) error {
+	txn := rd.txn
 	ids, ok, err := s.candidates(txn, p, true)
 	if err != nil {
 		return err
 	}
 	if ok {
 		for _, id := range ids {
-			r, err := getRecord(txn, p.sch.Project, p.sch.Name, id)
+			r, err := rd.get(p.sch.Project, p.sch.Name, id)
 			if err != nil {
 				return err
 			}
@@ -563,7 +559,7 @@ func (s *Service) each(ctx context.Context, txn *store.Txn, p *plan, fn func(r *
 		}
 		if r, ok := f.rng(); ok {
 			return fields.Scan(txn, idxPrefix(p.sch.Project, p.sch.Name, f.Field), fields.ScanOptions{Range: r}, func(_ []byte, id string) (bool, error) {
-				rec, err := getRecord(txn, p.sch.Project, p.sch.Name, id)
+				rec, err := rd.get(p.sch.Project, p.sch.Name, id)
 				if err != nil {
 					return false, err
 				}

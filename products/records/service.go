@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -37,6 +38,8 @@ type Options struct {
 	// CandidateLimit is the most ids an index scan may give before the planner prefers an
 	// ordered scan (default 2000); SearchLimit the same for title matches (default 20000).
 	CandidateLimit, SearchLimit int
+	// HotRecords is how many decoded records the read cache keeps (default 20000).
+	HotRecords int
 }
 
 // Service answers record queries and performs record writes.
@@ -51,9 +54,13 @@ type Service struct {
 	candLimit int
 	qLimit    int
 	schemas   *lru.Cache[string, *Schema]
-	projects  *lru.Cache[string, tenancy.ProjectInfo]
-	titleMu   sync.Mutex
-	writeMu   sync.Mutex
+	// hot caches decoded records by key; gen counts committed record writes so that a reader
+	// whose transaction may predate a write never caches what it read (see reader.get).
+	hot      *lru.Cache[string, *record]
+	gen      atomic.Uint64
+	projects *lru.Cache[string, tenancy.ProjectInfo]
+	titleMu  sync.Mutex
+	writeMu  sync.Mutex
 }
 
 // New returns the service. Call Start before serving (it repairs the title index).
@@ -76,6 +83,10 @@ func New(o Options) (*Service, error) {
 		s.qLimit = 20000
 	}
 	s.schemas, _ = lru.New[string, *Schema](1024)
+	if o.HotRecords <= 0 {
+		o.HotRecords = 20000
+	}
+	s.hot, _ = lru.New[string, *record](o.HotRecords)
 	s.projects, _ = lru.New[string, tenancy.ProjectInfo](1024)
 	return s, nil
 }
@@ -163,4 +174,42 @@ func (s *Service) applyReadFilter(ctx context.Context, project, coll string, ite
 		res[i] = it
 	}
 	return res, nil
+}
+
+// recReader reads records inside one View transaction through the hot-record cache.
+type recReader struct {
+	s   *Service
+	txn *store.Txn
+	gen uint64
+}
+
+// view runs fn in a read transaction with a cache-aware reader.
+func (s *Service) view(ctx context.Context, fn func(rd *recReader) error) error {
+	gen := s.gen.Load()
+	return s.db.View(ctx, func(txn *store.Txn) error { return fn(&recReader{s: s, txn: txn, gen: gen}) })
+}
+
+// get returns a stored record (nil when missing), from the cache when it holds it. A record
+// read from the store is cached only when no write committed since the transaction began.
+func (rd *recReader) get(project, coll, id string) (*record, error) {
+	k := string(recKey(project, coll, id))
+	if r, ok := rd.s.hot.Get(k); ok {
+		return r, nil
+	}
+	r, err := getRecord(rd.txn, project, coll, id)
+	if err == nil && r != nil && rd.s.gen.Load() == rd.gen {
+		rd.s.hot.Add(k, r)
+	}
+	return r, err
+}
+
+// invalidate forgets cached records after a commit that wrote them (all when keys is nil).
+func (s *Service) invalidate(keys []string) {
+	if keys == nil {
+		s.hot.Purge()
+	}
+	for _, k := range keys {
+		s.hot.Remove(k)
+	}
+	s.gen.Add(1)
 }

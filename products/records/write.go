@@ -29,6 +29,8 @@ type WriteRecord struct {
 type txWriter struct {
 	txn    *store.Txn
 	counts map[[2]string]int64
+	// keys are the record keys written, for cache invalidation after the commit.
+	keys []string
 }
 
 func newTxWriter(txn *store.Txn) *txWriter {
@@ -71,7 +73,9 @@ func (w *txWriter) put(project, coll string, rec *record) (*record, error) {
 			return nil, err
 		}
 	}
-	if err := w.txn.Set(recKey(project, coll, rec.id), encodeRecord(rec)); err != nil {
+	k := recKey(project, coll, rec.id)
+	w.keys = append(w.keys, string(k))
+	if err := w.txn.Set(k, encodeRecord(rec)); err != nil {
 		return nil, err
 	}
 	if rec.published {
@@ -93,6 +97,7 @@ func (w *txWriter) del(project, coll, id string) (bool, error) {
 			return false, err
 		}
 	}
+	w.keys = append(w.keys, string(recKey(project, coll, id)))
 	if err := w.txn.Delete(recKey(project, coll, id)); err != nil {
 		return false, err
 	}
@@ -180,8 +185,11 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 	if probs != nil {
 		return nil, false, validationOf(probs)
 	}
+	var keys []string
+	defer func() { s.invalidate(keys) }()
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
 		w := newTxWriter(txn)
+		defer func() { keys = w.keys }()
 		if in.CreatedAt == "" {
 			if old, err := getRecord(txn, project, coll, rec.id); err != nil {
 				return err
@@ -211,6 +219,7 @@ func (s *Service) Delete(ctx context.Context, project, coll, id string) error {
 		return err
 	}
 	var found bool
+	defer s.invalidate([]string{string(recKey(project, coll, id))})
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		w := newTxWriter(txn)
 		var err error
@@ -236,6 +245,7 @@ func (s *Service) SetPublished(ctx context.Context, project, coll, id string, pu
 		return nil, err
 	}
 	var rec *record
+	defer s.invalidate([]string{string(recKey(project, coll, id))})
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
 		old, err := getRecord(txn, project, coll, id)
 		if err != nil {
@@ -349,6 +359,14 @@ func (s *Service) Listener(syncRecords bool) func(ctx context.Context, changes [
 				s.purgeCaches()
 			}
 		}
+		var keys []string
+		for _, c := range changes {
+			if c.Kind == "record" {
+				project, coll, id := cutPath(c.Path)
+				keys = append(keys, string(recKey(project, coll, id)))
+			}
+		}
+		defer s.invalidate(keys)
 		if syncRecords {
 			if err := s.db.Update(ctx, func(txn *store.Txn) error { return s.syncTenancy(ctx, txn, changes) }); err != nil {
 				s.log.Error("records: mirror tenants records", "err", err)
@@ -385,4 +403,3 @@ func fieldsChanged(oldRaw, newRaw []byte) bool {
 	y, _ := jsonMarshal(b.Fields)
 	return string(x) != string(y)
 }
-
