@@ -3,10 +3,12 @@ package records
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"sort"
 	"strconv"
 
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
@@ -64,6 +66,15 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 		case f == nil && plain:
 			total, err = readCount(txn, q.Project, q.Collection)
 			return err
+		case f != nil && plain && f.Groupable():
+			// Per-value counters kept on write.
+			gp := groupPrefix(q.Project, q.Collection, f.Name)
+			return txn.Iterate(store.IterOptions{Prefix: gp}, func(k, v []byte) (bool, error) {
+				if len(v) == 8 {
+					add(bytes.Clone(k[len(gp):]), int(binary.BigEndian.Uint64(v)))
+				}
+				return true, nil
+			})
 		case f != nil && plain:
 			// Index walk, keys only: the index holds only published records.
 			return fields.Scan(txn, idxPrefix(q.Project, q.Collection, f.Name), fields.ScanOptions{}, func(enc []byte, _ string) (bool, error) {

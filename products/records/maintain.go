@@ -174,6 +174,9 @@ func (s *Service) dropCollection(ctx context.Context, project, coll string) erro
 	if err := s.deletePrefix(ctx, idxCollPrefix(project, coll), nil); err != nil {
 		return err
 	}
+	if err := s.deletePrefix(ctx, groupCollPrefix(project, coll), nil); err != nil {
+		return err
+	}
 	return s.db.Update(ctx, func(txn *store.Txn) error { return txn.Delete(countKey(project, coll)) })
 }
 
@@ -186,6 +189,9 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 		return err
 	}
 	if err := s.deletePrefix(ctx, idxCollPrefix(project, coll), nil); err != nil {
+		return err
+	}
+	if err := s.deletePrefix(ctx, groupCollPrefix(project, coll), nil); err != nil {
 		return err
 	}
 	if err := s.db.Update(ctx, func(txn *store.Txn) error { return txn.Delete(countKey(project, coll)) }); err != nil {

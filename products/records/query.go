@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
 	"sort"
 	"strings"
 
@@ -281,7 +282,7 @@ func getRecord(txn *store.Txn, project, coll, id string) (*record, error) {
 func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*record, error) {
 	txn := rd.txn
 	want := p.limit + 1
-	ids, ok, err := s.candidates(txn, p, false)
+	ids, ok, err := s.candidates(txn, p)
 	if err != nil {
 		return nil, err
 	}
@@ -360,9 +361,9 @@ func topK(p *plan, recs []*record, tuples []tuple, k int) []*record {
 // candidates returns the ids of a small superset of the matches when fetching them costs less
 // than the ordered scan: the planner compares the smallest complete id set (title search or a
 // filter's index range, gathered keys-only up to a limit) with the records an ordered scan is
-// expected to read, want / selectivity (with all, any complete set: aggregates read every match), where each filter's selectivity comes from its id
+// expected to read, want / selectivity, where each filter's selectivity comes from its id
 // count over the collection's counter (a lower bound for ranges past the limit).
-func (s *Service) candidates(txn *store.Txn, p *plan, all bool) ([]string, bool, error) {
+func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
 	var best []string
 	ok := false
 	total, err := readCount(txn, p.sch.Project, p.sch.Name)
@@ -415,8 +416,8 @@ func (s *Service) candidates(txn *store.Txn, p *plan, all bool) ([]string, bool,
 			selOther *= fs
 		}
 	}
-	if !ok || all {
-		return best, ok, nil
+	if !ok {
+		return nil, false, nil
 	}
 	want := float64(p.limit + 1)
 	scanCost := float64(total)
@@ -532,15 +533,51 @@ func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want i
 	return out, err
 }
 
-// each visits every matching record once, in no particular order.
+// each visits every matching record once, in no particular order. Index-usable filters and
+// the title search are intersected as id sets, keys only, so only records that can match are
+// read; without any, every record is read.
 func (s *Service) each(ctx context.Context, rd *recReader, p *plan, fn func(r *record)) error {
 	txn := rd.txn
-	ids, ok, err := s.candidates(txn, p, true)
-	if err != nil {
-		return err
-	}
-	if ok {
+	var set map[string]struct{}
+	have := false
+	intersect := func(ids []string) {
+		next := make(map[string]struct{}, min(len(ids), len(set)+1))
 		for _, id := range ids {
+			if _, in := set[id]; !have || in {
+				next[id] = struct{}{}
+			}
+		}
+		set, have = next, true
+	}
+	if len(p.words) > 0 {
+		ids, err := s.titles.Search(p.sch.Project, p.sch.Name, p.words, s.qLimit)
+		switch {
+		case err == nil:
+			intersect(ids)
+		case !errors.Is(err, title.ErrTooMany):
+			return err
+		}
+	}
+	for i := range p.filters {
+		f := &p.filters[i]
+		ranges := filterRanges(f)
+		if ranges == nil {
+			continue
+		}
+		ids, _, err := collectIDs(txn, idxPrefix(p.sch.Project, p.sch.Name, f.Field), ranges, math.MaxInt)
+		if err != nil {
+			return err
+		}
+		intersect(ids)
+		if len(set) == 0 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if have {
+		for id := range set {
 			r, err := rd.get(p.sch.Project, p.sch.Name, id)
 			if err != nil {
 				return err
@@ -549,26 +586,7 @@ func (s *Service) each(ctx context.Context, rd *recReader, p *plan, fn func(r *r
 				fn(r)
 			}
 		}
-		return nil
-	}
-	// A range filter still narrows the walk to its part of the index.
-	for i := range p.filters {
-		f := &p.filters[i]
-		if f.Op == "in" || f.Field == fieldID || !f.f.Indexed || f.f.Array {
-			continue
-		}
-		if r, ok := f.rng(); ok {
-			return fields.Scan(txn, idxPrefix(p.sch.Project, p.sch.Name, f.Field), fields.ScanOptions{Range: r}, func(_ []byte, id string) (bool, error) {
-				rec, err := rd.get(p.sch.Project, p.sch.Name, id)
-				if err != nil {
-					return false, err
-				}
-				if rec != nil && p.match(rec) {
-					fn(rec)
-				}
-				return ctx.Err() == nil, ctx.Err()
-			})
-		}
+		return ctx.Err()
 	}
 	return txn.Iterate(store.IterOptions{Prefix: recPrefix(p.sch.Project, p.sch.Name)}, func(k, v []byte) (bool, error) {
 		r, err := decodeRecord(store.LastPart(k), v)

@@ -30,6 +30,15 @@ type Field struct {
 	Def     tenancy.CollectionField
 }
 
+// Groupable reports whether per-value counts of the field are kept (few distinct values).
+func (f *Field) Groupable() bool {
+	switch f.Type {
+	case "select", "multiselect", "boolean", "relation", "relations":
+		return true
+	}
+	return false
+}
+
 // Relation reports whether the field is a relation or relations field.
 func (f *Field) Relation() bool { return f.Type == "relation" || f.Type == "relations" }
 

@@ -15,6 +15,9 @@ import (
 //	records/r/<project>/<collection>/<id>           -> stored record (encodeRecord)
 //	records/i/<project>/<collection>/<field>/<v><id> -> nil: index entry of a published record
 //	records/n/<project>/<collection>                -> 8-byte count of published records
+//	records/g/<project>/<collection>/<field>/<v>    -> 8-byte count of published records with
+//	                                                   value v (select, multiselect, boolean,
+//	                                                   relation and relations fields)
 //	records/tj/<time-ordered id>                    -> "<project>/<collection>/<id>": title journal
 const root = "records"
 
@@ -30,6 +33,12 @@ func idxCollPrefix(project, coll string) []byte { return store.Prefix(root, "i",
 
 func countKey(project, coll string) []byte { return store.Key(root, "n", project, coll) }
 
+func groupPrefix(project, coll, field string) []byte {
+	return store.Prefix(root, "g", project, coll, field)
+}
+
+func groupCollPrefix(project, coll string) []byte { return store.Prefix(root, "g", project, coll) }
+
 func journalPrefix() []byte { return store.Prefix(root, "tj") }
 
 // errCorrupt reports a stored value this version cannot read.
@@ -41,6 +50,8 @@ const formatVersion = 1
 type idxVal struct {
 	name string
 	encs [][]byte
+	// group marks a field whose per-value counts are kept (groupable types).
+	group bool
 }
 
 // segment is one field's raw JSON in a stored record.
@@ -104,6 +115,11 @@ func encodeRecord(r *record) []byte {
 	b = binary.AppendUvarint(b, uint64(len(r.idx)))
 	for _, x := range r.idx {
 		b = putBytes(b, []byte(x.name))
+		if x.group {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
 		b = binary.AppendUvarint(b, uint64(len(x.encs)))
 		for _, e := range x.encs {
 			b = putBytes(b, e)
@@ -173,6 +189,7 @@ func decodeRecord(id string, b []byte) (*record, error) {
 	rec.idx = make([]idxVal, 0, n)
 	for i := 0; i < n && !rd.err; i++ {
 		name := string(rd.bytes())
+		group := rd.byte1() == 1
 		m := rd.uvarint()
 		if m > len(rd.b) {
 			return nil, errCorrupt
@@ -181,7 +198,7 @@ func decodeRecord(id string, b []byte) (*record, error) {
 		for j := 0; j < m && !rd.err; j++ {
 			encs = append(encs, rd.bytes())
 		}
-		rec.idx = append(rec.idx, idxVal{name: name, encs: encs})
+		rec.idx = append(rec.idx, idxVal{name: name, encs: encs, group: group})
 	}
 	n = rd.uvarint()
 	if n > 4096 {
@@ -218,7 +235,7 @@ func buildRecord(s *Schema, id string, published bool, data map[string]any, crea
 		}
 		rec.segs = append(rec.segs, segment{name: f.Name, private: f.Private, raw: raw})
 		if encs := encodeValues(f, v); encs != nil {
-			rec.idx = append(rec.idx, idxVal{name: f.Name, encs: encs})
+			rec.idx = append(rec.idx, idxVal{name: f.Name, encs: encs, group: f.Groupable()})
 		}
 	}
 	cb, _ := json.Marshal(ca.Format(tenancy.TimeFormat))
@@ -280,4 +297,18 @@ func writeCount(txn *store.Txn, project, coll string, n int64) error {
 		n = 0
 	}
 	return txn.Set(countKey(project, coll), binary.BigEndian.AppendUint64(nil, uint64(n)))
+}
+
+func readCounter(txn *store.Txn, k []byte) (int64, error) {
+	v, err := txn.Get(k)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, errCorrupt
+	}
+	return int64(binary.BigEndian.Uint64(v)), nil
 }

@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"encoding/binary"
 	"regexp"
 	"strconv"
 	"time"
@@ -29,12 +30,14 @@ type WriteRecord struct {
 type txWriter struct {
 	txn    *store.Txn
 	counts map[[2]string]int64
+	// groups holds per-value count changes by counter key.
+	groups map[string]int64
 	// keys are the record keys written, for cache invalidation after the commit.
 	keys []string
 }
 
 func newTxWriter(txn *store.Txn) *txWriter {
-	return &txWriter{txn: txn, counts: map[[2]string]int64{}}
+	return &txWriter{txn: txn, counts: map[[2]string]int64{}, groups: map[string]int64{}}
 }
 
 func (w *txWriter) index(project, coll string, r *record, add bool) error {
@@ -48,6 +51,20 @@ func (w *txWriter) index(project, coll string, r *record, add bool) error {
 		}
 		if err != nil {
 			return err
+		}
+		if x.group {
+			gp := groupPrefix(project, coll, x.name)
+			for _, e := range x.encs {
+				if e[0] == fields.TagNull {
+					continue
+				}
+				k := string(gp) + string(e)
+				if add {
+					w.groups[k]++
+				} else {
+					w.groups[k]--
+				}
+			}
 		}
 	}
 	if add {
@@ -106,6 +123,23 @@ func (w *txWriter) del(project, coll, id string) (bool, error) {
 
 // flush writes the counter changes.
 func (w *txWriter) flush() error {
+	for k, d := range w.groups {
+		if d == 0 {
+			continue
+		}
+		n, err := readCounter(w.txn, []byte(k))
+		if err != nil {
+			return err
+		}
+		if n+d <= 0 {
+			err = w.txn.Delete([]byte(k))
+		} else {
+			err = w.txn.Set([]byte(k), binary.BigEndian.AppendUint64(nil, uint64(n+d)))
+		}
+		if err != nil {
+			return err
+		}
+	}
 	for pc, d := range w.counts {
 		if d == 0 {
 			continue
