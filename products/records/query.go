@@ -360,9 +360,10 @@ func topK(p *plan, recs []*record, tuples []tuple, k int) []*record {
 
 // candidates returns the ids of a small superset of the matches when fetching them costs less
 // than the ordered scan: the planner compares the smallest complete id set (title search or a
-// filter's index range, gathered keys-only up to a limit) with the records an ordered scan is
-// expected to read, want / selectivity, where each filter's selectivity comes from its id
-// count over the collection's counter (a lower bound for ranges past the limit).
+// filter's index range, gathered keys-only) with the records an ordered scan is expected to
+// read, want / selectivity. Selectivities come from the per-value counters for eq and in on
+// groupable fields (no scan at all), else from the id count over the collection's counter; an
+// index range is only gathered up to what the scan would cost, so estimating stays cheap.
 func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
 	var best []string
 	ok := false
@@ -373,67 +374,105 @@ func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
 	if total < 1 {
 		total = 1
 	}
+	want := float64(p.limit + 1)
 	sel := 1.0      // every filter and q
 	selOther := 1.0 // all but a range filter on the single sort key
 	rangeSize := -1.0
-	limit := s.candLimit
+	onSort := func(f *Filter) bool {
+		return len(p.sort) == 1 && f.Field == p.sort[0].Field && f.Op != "in" && rangeSize < 0
+	}
+	note := func(f *Filter, n float64) {
+		fs := min(n/float64(total), 1)
+		sel *= fs
+		if f != nil && onSort(f) {
+			rangeSize = n
+		} else {
+			selOther *= fs
+		}
+	}
+	scanCost := func() float64 {
+		if len(p.sort) != 1 {
+			return float64(total)
+		}
+		c := want / max(sel, 1e-9)
+		if rangeSize >= 0 && p.sort[0].Field != fieldID {
+			c = min(rangeSize, want/max(selOther, 1e-9))
+		}
+		return c
+	}
 	if len(p.words) > 0 {
 		ids, err := s.titles.Search(p.sch.Project, p.sch.Name, p.words, s.qLimit)
 		switch {
 		case err == nil:
 			best, ok = ids, true
-			f := float64(len(ids)) / float64(total)
-			sel, selOther = sel*f, selOther*f
+			note(nil, float64(len(ids)))
 		case errors.Is(err, title.ErrTooMany):
-			f := float64(s.qLimit) / float64(total)
-			sel, selOther = sel*f, selOther*f
+			note(nil, float64(s.qLimit))
 		default:
 			return nil, false, err
 		}
 	}
+	type pending struct {
+		f      *Filter
+		ranges []fields.Range
+		known  float64 // exact count from counters, -1 when unknown
+	}
+	var todo []pending
 	for i := range p.filters {
 		f := &p.filters[i]
 		ranges := filterRanges(f)
 		if ranges == nil {
 			continue
 		}
-		ids, complete, err := collectIDs(txn, idxPrefix(p.sch.Project, p.sch.Name, f.Field), ranges, limit)
+		pd := pending{f: f, ranges: ranges, known: -1}
+		if f.f.Groupable() && (f.Op == "eq" || f.Op == "in") {
+			var n int64
+			for _, v := range f.Values {
+				c, err := readCounter(txn, append(groupPrefix(p.sch.Project, p.sch.Name, f.Field), v...))
+				if err != nil {
+					return nil, false, err
+				}
+				n += c
+			}
+			pd.known = float64(n)
+			note(f, pd.known)
+		}
+		todo = append(todo, pd)
+	}
+	// Gather the ranges whose counts are unknown first (they refine the scan cost), then the
+	// known ones small enough to beat it.
+	sort.SliceStable(todo, func(i, j int) bool { return todo[i].known < todo[j].known })
+	for _, pd := range todo {
+		limit := min(float64(s.candLimit), scanCost()+1)
+		if ok {
+			limit = min(limit, float64(len(best)))
+		}
+		if pd.known >= 0 && pd.known >= limit {
+			continue
+		}
+		lim := int(limit)
+		if lim < 1 {
+			lim = 1
+		}
+		ids, complete, err := collectIDs(txn, idxPrefix(p.sch.Project, p.sch.Name, pd.f.Field), pd.ranges, lim)
 		if err != nil {
 			return nil, false, err
 		}
-		n := float64(limit)
-		if complete {
-			n = float64(len(ids))
-			if !ok || len(ids) < len(best) {
-				best, ok = ids, true
+		if pd.known < 0 {
+			n := float64(lim)
+			if complete {
+				n = float64(len(ids))
 			}
+			note(pd.f, n)
 		}
-		fs := min(n/float64(total), 1)
-		sel *= fs
-		if len(p.sort) == 1 && f.Field == p.sort[0].Field && f.Op != "in" && rangeSize < 0 {
-			rangeSize = n
-		} else {
-			selOther *= fs
+		if complete && (!ok || len(ids) < len(best)) {
+			best, ok = ids, true
 		}
 	}
-	if !ok {
+	if !ok || float64(len(best)) > scanCost() {
 		return nil, false, nil
 	}
-	want := float64(p.limit + 1)
-	scanCost := float64(total)
-	if len(p.sort) == 1 {
-		scanCost = want / max(sel, 1e-9)
-		if rangeSize >= 0 {
-			scanCost = min(rangeSize, want/max(selOther, 1e-9))
-		}
-		if p.sort[0].Field == fieldID {
-			scanCost = want / max(sel, 1e-9)
-		}
-	}
-	if float64(len(best)) <= scanCost {
-		return best, true, nil
-	}
-	return nil, false, nil
+	return best, true, nil
 }
 
 // filterRanges returns the index ranges a filter selects, or nil when it needs a full scan.
