@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -96,7 +97,7 @@ func New(o Options) (*Server, error) {
 	app.Use(httpx.RequestID())
 	app.Use(httpx.AccessLog(log, s.metrics.observe))
 	app.Use(httpx.Recover(log))
-	app.Use(oversizeAnswer)
+	app.Use(bodyGuard)
 	if mw := hostRouting(cfg, base); mw != nil {
 		app.Use(mw)
 	}
@@ -132,7 +133,7 @@ const oversizeHeader = "X-Gatehouse-Oversize-Body"
 // the body is read. With StreamRequestBody on, fasthttp reads the first 8 KB of the body
 // before any handler runs, so a client that waits for an answer before sending a large body
 // (as TestBodyTooLarge does) would hang: the header hook empties such a request (content
-// length 0, connection closed after the answer) and marks it; oversizeAnswer answers 413.
+// length 0, connection closed after the answer) and marks it; bodyGuard answers 413.
 // The mark is deleted from every incoming header first, so clients cannot set it.
 func refuseOversize(app *fiber.App) {
 	app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
@@ -147,14 +148,31 @@ func refuseOversize(app *fiber.App) {
 	}
 }
 
-// oversizeAnswer answers 413 (no code) to requests refuseOversize marked.
-func oversizeAnswer(c *fiber.Ctx) error {
+// bodyGuard answers 413 (no code) to requests refuseOversize marked, and keeps connections
+// in sync with streamed bodies: a body the handler did not read to its end through c.Body()
+// (refused early, or read only in part) would otherwise be parsed as the next request on the
+// keep-alive connection. Up to 64 KB of a body of known length is drained; past that, or for
+// a chunked body, the connection is closed after the answer.
+func bodyGuard(c *fiber.Ctx) error {
 	if len(c.Request().Header.Peek(oversizeHeader)) > 0 {
 		c.Context().SetConnectionClose()
 		return httpx.ErrTooLarge
 	}
-	return c.Next()
+	err := c.Next()
+	if cl := c.Request().Header.ContentLength(); cl != 0 {
+		if rest := c.Context().RequestBodyStream(); rest != nil {
+			if cl < 0 {
+				c.Context().SetConnectionClose()
+			} else if n, _ := io.CopyN(io.Discard, rest, drainMax+1); n > drainMax {
+				c.Context().SetConnectionClose()
+			}
+		}
+	}
+	return err
 }
+
+// drainMax is how much of an unread request body bodyGuard reads to keep a connection.
+const drainMax = 64 << 10
 
 func proxyHeader(trusted []string) string {
 	if len(trusted) == 0 {

@@ -425,3 +425,38 @@ func TestOversizedPutIs413(t *testing.T) {
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestRefusedBodyKeepsConnectionInSync: a request refused before its body was read (here 401,
+// no key) must not leave the body on a keep-alive connection to be parsed as the next request:
+// a small body is drained and the connection kept, a large one closes it.
+func TestRefusedBodyKeepsConnectionInSync(t *testing.T) {
+	t.Parallel()
+	e := start(t, nil)
+	u, _ := url.Parse(e.URL)
+	for _, size := range []int{1000, 20_000, 200_000} {
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(conn)
+		fmt.Fprintf(conn, "POST /files/upload/presigned HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", size)
+		go conn.Write(bytes.Repeat([]byte("GET /x HTTP/1.1\r\n"), size/17+1)[:size]) //nolint:errcheck
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != 401 {
+			t.Errorf("size %d: POST without a key = %d", size, resp.StatusCode)
+		}
+		fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err = http.ReadResponse(br, nil)
+		switch {
+		case err != nil && size < 64<<10:
+			t.Errorf("size %d: next request on the connection: %v (a small body is drained, the connection kept)", size, err)
+		case err == nil && resp.StatusCode != 200:
+			t.Errorf("size %d: next request on the connection = %d, want 200 (or a closed connection)", size, resp.StatusCode)
+		}
+		conn.Close()
+	}
+}
