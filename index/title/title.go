@@ -1,8 +1,10 @@
 // Package title is the bleve index of record titles that the records product searches with q:
 // one index for the whole gateway, each document keyed "<project>/<collection>/<id>" and
 // carrying its scope ("<project>/<collection>") and its title, lower-cased and split into
-// words by Words (so the index and Matches agree exactly). A query matches records whose title has, for every word of the query, a word that
-// starts with it ("hel" finds "Hello world").
+// words by Words (so the index and Matches agree exactly), each word stored as
+// "<project>/<collection>:<word>" so that a prefix query reads one collection's terms only.
+// A query matches records whose title has, for every word of the query, a word that starts
+// with it ("hel" finds "Hello world").
 //
 // The index is derived data: the records product writes badger first and then this index, and
 // repairs it on start from a journal kept in badger. Bleve is imported only here.
@@ -31,8 +33,11 @@ const (
 	fieldScope = "s"
 	fieldTitle = "t"
 	analyzer   = "words"
-	// completeKey marks an index whose initial build finished.
+	// completeKey marks an index whose initial build finished, with the term format.
 	completeKey = "complete"
+	// formatVersion 2: title terms are "<project>/<collection>:<word>", so a prefix query
+	// touches only the terms of one collection.
+	formatVersion = "2"
 )
 
 // Index is an open title index.
@@ -81,7 +86,7 @@ func Open(dir string) (*Index, error) {
 	b, err := bleve.Open(dir)
 	if err == nil {
 		v, gerr := b.GetInternal([]byte(completeKey))
-		return &Index{b: b, Fresh: gerr != nil || len(v) == 0}, nil
+		return &Index{b: b, Fresh: gerr != nil || string(v) != formatVersion}, nil
 	}
 	if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
 		// An unreadable index is rebuilt from the store, never trusted.
@@ -114,7 +119,9 @@ func OpenMemory() (*Index, error) {
 }
 
 // MarkComplete records that the initial build finished.
-func (x *Index) MarkComplete() error { return x.b.SetInternal([]byte(completeKey), []byte{1}) }
+func (x *Index) MarkComplete() error {
+	return x.b.SetInternal([]byte(completeKey), []byte(formatVersion))
+}
 
 // Close closes the index; it tolerates nil.
 func (x *Index) Close() error {
@@ -138,7 +145,12 @@ func (x *Index) NewBatch() *Batch { return &Batch{x: x, b: x.b.NewBatch()} }
 
 // Put indexes (or re-indexes) the title of a record.
 func (b *Batch) Put(project, collection, id, title string) error {
-	return b.b.Index(DocID(project, collection, id), doc{S: project + "/" + collection, T: strings.Join(Words(title), " ")})
+	scope := project + "/" + collection + ":"
+	words := Words(title)
+	for i, w := range words {
+		words[i] = scope + w
+	}
+	return b.b.Index(DocID(project, collection, id), doc{S: project + "/" + collection, T: strings.Join(words, " ")})
 }
 
 // Delete removes a record from the index.
@@ -183,19 +195,22 @@ func Matches(q []string, title string) bool {
 	return true
 }
 
-// Search returns the ids of the records of project/collection whose title matches words
+// Search returns the ids (in id order) of the records of project/collection whose title matches words
 // (from Words). More than limit matches gives ErrTooMany.
 func (x *Index) Search(project, collection string, words []string, limit int) ([]string, error) {
+	var q query.Query
 	qs := []query.Query{}
-	sq := bleve.NewTermQuery(project + "/" + collection)
-	sq.SetField(fieldScope)
-	qs = append(qs, sq)
 	for _, w := range words {
-		pq := bleve.NewPrefixQuery(w)
+		pq := bleve.NewPrefixQuery(project + "/" + collection + ":" + w)
 		pq.SetField(fieldTitle)
 		qs = append(qs, pq)
 	}
-	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(qs...), limit+1, 0, false)
+	if len(qs) == 1 {
+		q = qs[0]
+	} else {
+		q = bleve.NewConjunctionQuery(qs...)
+	}
+	req := bleve.NewSearchRequestOptions(q, limit+1, 0, false)
 	req.Score = "none"
 	req.SortBy([]string{"_id"})
 	res, err := x.b.Search(req)
