@@ -129,7 +129,15 @@ func (a *API) presign(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusOK).JSON(slot)
+	// Without HTML escaping, so the uploadUrl's '&' reads as itself in raw output.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(slot); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(bytes.TrimRight(buf.Bytes(), "\n"))
 }
 
 func (a *API) complete(c *fiber.Ctx) error {

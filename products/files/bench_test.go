@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"image"
 	"image/png"
-	"math/rand/v2"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"testing"
 )

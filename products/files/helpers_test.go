@@ -70,11 +70,20 @@ type env struct {
 
 func start(t testing.TB, edit func(*config.Config)) *env { return startWith(t, edit, nil) }
 
-// startWith starts the gateway with a blob store from newBlobs (a local folder when nil).
+// startWithDir starts the gateway on an existing data folder (restart tests).
+func startWithDir(t testing.TB, dir string) *env { return startOn(t, dir, nil, nil) }
+
 func startWith(t testing.TB, edit func(*config.Config), newBlobs func(t testing.TB, dir string) blob.Store) *env {
+	return startOn(t, "", edit, newBlobs)
+}
+
+// startOn starts the gateway on dir (a fresh folder when empty) with a blob store from
+// newBlobs (a local folder under the data folder when nil).
+func startOn(t testing.TB, dir string, edit func(*config.Config), newBlobs func(t testing.TB, dir string) blob.Store) *env {
 	e := &env{clock: &clock{t: time.Now().UTC()}}
 	e.Harness = edgetest.New(t, edgetest.Options{
 		Tenants: tenants,
+		Dir:     dir,
 		Config:  edit,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
 			signer, err := files.NewSigner([]byte("0123456789abcdef0123456789abcdef"))
