@@ -24,13 +24,18 @@ type result struct {
 // enqueue hands m to the group committer and waits for the durable commit that holds it.
 func (s *Service) enqueue(ctx context.Context, m *Message) (Receipt, error) {
 	p := &pending{m: m, size: len(m.HTML) + len(m.Text) + len(m.Subject) + 512, done: make(chan result, 1)}
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return Receipt{}, ErrClosed
+	}
 	select {
 	case s.in <- p:
-	case <-s.quit:
-		return Receipt{}, ErrClosed
 	case <-ctx.Done():
+		s.closeMu.RUnlock()
 		return Receipt{}, ctx.Err()
 	}
+	s.closeMu.RUnlock()
 	// Once handed over, the send is committed or refused as a whole batch: wait for it even if
 	// the caller gives up, so an acknowledged id is never one that was not written.
 	res := <-p.done

@@ -90,6 +90,9 @@ type Service struct {
 	done chan struct{}
 	once sync.Once
 	wake chan struct{}
+	// closeMu guards closed: senders hold it shared while they hand a send over.
+	closeMu sync.RWMutex
+	closed  bool
 	// reads caches projects and templates; Invalidate empties it after tenancy changes.
 	reads *lru.Cache[string, any]
 	// lastDue is the due time of the last committed batch (commitLoop only).
@@ -122,7 +125,14 @@ func NewService(o Options) (*Service, error) {
 
 // Close stops the group committer after it wrote what it holds; later sends get ErrClosed.
 func (s *Service) Close() error {
-	s.once.Do(func() { close(s.quit) })
+	s.once.Do(func() {
+		// No send enters the channel after closed is set, so the committer's final drain
+		// answers every send that did.
+		s.closeMu.Lock()
+		s.closed = true
+		close(s.quit)
+		s.closeMu.Unlock()
+	})
 	<-s.done
 	return nil
 }
