@@ -255,6 +255,25 @@ func TestUploadChecks(t *testing.T) {
 	}
 }
 
+func TestUploadMetrics(t *testing.T) {
+	t.Parallel()
+	e := start(t, nil)
+	img := pngBytes(t, 2, 2)
+	e.upload(t, secret, "m.png", "image/png", img)
+	slot := e.presign(t, secret, "m.png", "image/png", len(img))
+	e.put(t, slot["uploadUrl"].(string), []byte(strings.Repeat("x", len(img))), "image/png")
+	m := string(e.Do("GET", "/metrics", nil).Body)
+	for _, want := range []string{
+		`gatehouse_files_uploads_total{outcome="accepted"} 1`,
+		`gatehouse_files_uploads_total{outcome="UPLOAD_MISMATCH"} 1`,
+		fmt.Sprintf("gatehouse_files_uploaded_bytes_total %d", len(img)),
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
 const evilSVG = `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>`
 const okSVG = `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 120 60"><rect width="10" height="10" fill="url(#g)"/></svg>`
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
@@ -33,6 +34,8 @@ type Options struct {
 	// Now is the clock (URL expiry, sweeping); time.Now when nil.
 	Now func() time.Time
 	Log *slog.Logger
+	// Registry receives the product's metrics; nil keeps them unregistered.
+	Registry prometheus.Registerer
 }
 
 // Service holds the rules of the File-asset product.
@@ -42,6 +45,7 @@ type Service struct {
 	log  *slog.Logger
 	hot  *lru.Cache[string, *Asset] // completed public assets for the asset host
 	base string
+	m    *metrics
 }
 
 // NewService returns a Service; DB, Blobs, Signer and Cursors are required.
@@ -58,6 +62,7 @@ func NewService(o Options) (*Service, error) {
 	}
 	s.hot, _ = lru.New[string, *Asset](4096)
 	s.base = strings.TrimRight(o.AssetBase, "/")
+	s.m = newMetrics(o.Registry)
 	return s, nil
 }
 
@@ -287,12 +292,19 @@ func (s *Service) List(ctx context.Context, sc Scope, limit int, cursor, categor
 // second goroutine fed through a pipe, sniffing its type and reading its dimensions (or
 // checking the SVG). contentLength is -1 when unknown; contentType "" when not sent. A body
 // longer than the slot is cut off at size+1 bytes and refused.
-func (s *Service) Upload(ctx context.Context, id, rawQuery, contentType string, contentLength int64, body io.Reader) (*Asset, error) {
+func (s *Service) Upload(ctx context.Context, id, rawQuery, contentType string, contentLength int64, body io.Reader) (a *Asset, err error) {
+	defer func() {
+		size := int64(0)
+		if a != nil {
+			size = a.Size
+		}
+		s.m.upload(size, err)
+	}()
 	g, err := s.o.Signer.Verify(id, rawQuery, s.now())
 	if err != nil {
 		return nil, httpx.New(ErrURLInvalid.Status, ErrURLInvalid.Code, ErrURLInvalid.Message, err)
 	}
-	a, err := s.claim(ctx, g)
+	a, err = s.claim(ctx, g)
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,7 @@ func (s *Service) Sweep(ctx context.Context, now time.Time) (int, error) {
 		}
 		if gone != nil {
 			removed++
+			s.m.swept.Inc()
 			if err := s.o.Blobs.Delete(ctx, gone.StorageKey); err != nil {
 				s.log.Warn("files: sweeping an object", "asset", gone.ID, "err", err)
 			}
