@@ -94,6 +94,7 @@ func LooksLikeHTML(s string) bool { return tagPattern.MatchString(s) }
 func HTMLToText(s string) string {
 	var b strings.Builder
 	var href string
+	linkStart := 0
 	for i := 0; i < len(s); {
 		if s[i] != '<' {
 			j := strings.IndexByte(s[i:], '<')
@@ -135,12 +136,14 @@ func HTMLToText(s string) string {
 			}
 		case "a":
 			if closing {
-				if href != "" {
+				text := strings.TrimSpace(b.String()[linkStart:])
+				if href != "" && text != href && !strings.HasSuffix(href, ":"+text) {
 					b.WriteString(" (" + href + ")")
 				}
 				href = ""
 			} else {
 				href = attr(tag, "href")
+				linkStart = b.Len()
 			}
 		}
 	}

@@ -63,6 +63,8 @@ func TestHTMLToText(t *testing.T) {
 		{"<ul><li>one</li><li>two</li></ul>", "- one\n- two"},
 		{"Tom &amp; Jerry &lt;3", "Tom & Jerry <3"},
 		{"unclosed <b", "unclosed <b"},
+		{`<a href="https://x.test">https://x.test</a>`, "https://x.test"},
+		{`<a href="mailto:a@b.test">a@b.test</a>`, "a@b.test"},
 	}
 	for _, tc := range cases {
 		if got := HTMLToText(tc.in); got != tc.want {
@@ -132,5 +134,20 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("Render(%q) changed a template without placeholders: %q", tmpl, out)
 		}
 		_ = HTMLToText(out)
+	})
+}
+
+func FuzzHTMLToText(f *testing.F) {
+	for _, s := range []string{"<p>a</p>", "<a href='x'>y</a>", "<script>x", "<", "</a>", "<a href=\"https://x\">https://x</a><br/>&amp;", "<li><li></ul>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := HTMLToText(in)
+		if strings.Contains(out, "\n\n\n") {
+			t.Fatalf("HTMLToText(%q) = %q keeps more than one blank line", in, out)
+		}
+		if !strings.Contains(in, "<") && !strings.Contains(in, "&") && strings.Join(strings.Fields(in), "") != strings.Join(strings.Fields(out), "") {
+			t.Fatalf("HTMLToText(%q) = %q changed text without markup", in, out)
+		}
 	})
 }
