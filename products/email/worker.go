@@ -225,6 +225,7 @@ func (w *Worker) claim(n int) ([]*claimed, int64, error) {
 			ulid string
 		}
 		var hits []hit
+		var skipped int64
 		err := txn.Iterate(o, func(k, _ []byte) (bool, error) {
 			due, u, ok := splitQueueKey(k)
 			if !ok {
@@ -237,7 +238,12 @@ func (w *Worker) claim(n int) ([]*claimed, int64, error) {
 			w.mu.Lock()
 			busy := w.inflight[u]
 			w.mu.Unlock()
-			if !busy {
+			if busy {
+				// Requeued (a retry) before its delivery goroutine let go: look again next time.
+				if skipped == 0 || due < skipped {
+					skipped = due
+				}
+			} else {
 				hits = append(hits, hit{due, u})
 			}
 			return len(hits) < n, nil
@@ -265,6 +271,9 @@ func (w *Worker) claim(n int) ([]*claimed, int64, error) {
 				return err
 			}
 			out = append(out, &claimed{m: m, status: m.Status})
+		}
+		if skipped > 0 && (resume == 0 || skipped < resume) {
+			resume = skipped
 		}
 		return nil
 	})
