@@ -104,7 +104,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
-	blobs, err := blob.NewLocal(filepath.Join(cfg.Data, "blobs"))
+	blobs, err := blob.Open(ctx, cfg.Files, filepath.Join(cfg.Data, "blobs"))
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/plugins/host"
 )
 
 // deps are what every product is built from.
@@ -28,6 +29,8 @@ type deps struct {
 	cursors *httpx.Cursors
 	// blobs stores uploaded bytes (assets, form attachments).
 	blobs blob.Store
+	// plugins is the Wasm host running the tenants' plugins.
+	plugins *host.Host
 }
 
 // component is a product's background part: started after the server listens, stopped on shutdown.
@@ -48,10 +51,24 @@ type assembly struct {
 // wire builds every product from deps. This is the one place that knows all products.
 func wire(ctx context.Context, d deps) (*assembly, error) {
 	a := &assembly{}
+	h, err := a.addPlugins(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	d.plugins = h
+	if err := a.addEmail(ctx, d); err != nil {
+		return nil, err
+	}
+	if err := a.addFiles(ctx, d); err != nil {
+		return nil, err
+	}
 	if err := a.addMembership(ctx, d); err != nil {
 		return nil, err
 	}
 	if err := a.addForms(ctx, d); err != nil {
+		return nil, err
+	}
+	if err := a.addRecords(ctx, d); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -23,6 +23,8 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 		Blobs:   d.blobs,
 		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
 			d.cfg.Captcha.ReCaptcha.VerifyURL, nil),
+		Filter:     formsPlugins{h: d.plugins},
+		Plugins:    formsPlugins{h: d.plugins},
 		AdminBase:  strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",
 		Log:        d.log.With("product", "forms"),
 		Registerer: d.reg,
