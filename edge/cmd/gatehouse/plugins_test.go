@@ -17,7 +17,7 @@ import (
 )
 
 // buildExamples compiles plugins/examples/<name> to Wasm, as the Makefile's build.sh does.
-func buildExamples(t *testing.T, names ...string) map[string]string {
+func buildExamples(t testing.TB, names ...string) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
 	out := map[string]string{}
@@ -161,6 +161,32 @@ orgs:
 			if strings.Contains(url, "populate") && !strings.Contains(body, "Ada") {
 				t.Errorf("GET %s did not populate the author: %s", url, body)
 			}
+		}
+	})
+	t.Run("upload and swap", func(t *testing.T) {
+		wasm, err := os.ReadFile(mods["spamguard"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, body := p.admin(t, "POST", "/plugins?project=plug&name=sg", string(wasm)); code != 201 || !strings.Contains(string(body), `"sha256"`) {
+			t.Fatalf("upload = %d %s", code, body)
+		}
+		if code, body := p.admin(t, "POST", "/plugins?project=plug&name=junk", "not wasm"); code != 400 {
+			t.Errorf("upload of junk = %d %s, want 400", code, body)
+		}
+		swapped := strings.Replace(tenants, fmt.Sprintf(`module: %q, hooks: [forms.submit], config: {blockedWords: "casino,loan"}`, mods["spamguard"]),
+			`module: sg, hooks: [forms.submit], config: {blockedWords: "pizza"}`, 1)
+		if swapped == tenants {
+			t.Fatal("test bug: the plugin line was not replaced")
+		}
+		if code, body := p.admin(t, "POST", "/apply", swapped); code != 200 || !strings.Contains(string(body), `"changed":true`) {
+			t.Fatalf("apply = %d %s", code, body)
+		}
+		if code, body := do(t, "POST", p.url+"/forms/forms/contact/submit", key, `{"data":{"message":"pizza party"}}`); code != 422 {
+			t.Errorf("after swap, new blocked word = %d %s, want 422", code, body)
+		}
+		if code, body := do(t, "POST", p.url+"/forms/forms/contact/submit", key, `{"data":{"message":"casino"}}`); code != 201 {
+			t.Errorf("after swap, old blocked word = %d %s, want 201", code, body)
 		}
 	})
 	p.stop(t)
