@@ -158,6 +158,12 @@ func bodyGuard(c *fiber.Ctx) error {
 		c.Context().SetConnectionClose()
 		return httpx.ErrTooLarge
 	}
+	// fiber's c.Body() would inflate a compressed body with no size limit (a zip bomb):
+	// no route takes compressed bodies.
+	if enc := c.Get(fiber.HeaderContentEncoding); enc != "" && !strings.EqualFold(enc, "identity") {
+		c.Context().SetConnectionClose()
+		return ErrContentEncoding
+	}
 	err := c.Next()
 	if cl := c.Request().Header.ContentLength(); cl != 0 {
 		if rest := c.Context().RequestBodyStream(); rest != nil {
@@ -180,6 +186,9 @@ func proxyHeader(trusted []string) string {
 	}
 	return fiber.HeaderXForwardedFor
 }
+
+// ErrContentEncoding refuses a compressed request body.
+var ErrContentEncoding = httpx.New(415, "UNSUPPORTED_CONTENT_ENCODING", "request bodies must not be compressed", nil)
 
 // ErrAdminToken is a missing or wrong admin token.
 var ErrAdminToken = httpx.New(401, "", "a valid admin token is required", nil)

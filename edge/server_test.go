@@ -269,3 +269,12 @@ func TestHostRouting(t *testing.T) {
 		t.Errorf("asset host /healthz = %d, want 404 (only /cdn lives there)", r.Status)
 	}
 }
+
+func TestCompressedBodyRefused(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	r := h.Do("POST", "/probe/small", "x", "X-API-Key", "pk_live_demo_web", "Content-Encoding", "gzip")
+	if r.Status != 415 || r.Code() != "UNSUPPORTED_CONTENT_ENCODING" {
+		t.Errorf("gzip body = %d %s, want 415 UNSUPPORTED_CONTENT_ENCODING", r.Status, r.Body)
+	}
+}
