@@ -1,9 +1,12 @@
 package records_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -186,5 +189,35 @@ func TestSchemaChange(t *testing.T) {
 	}
 	if got := ids(list(t, h, sk, posts+"/records?filter=views:gte:100")); !reflect.DeepEqual(got, []string{"post-2"}) {
 		t.Errorf("secret filter after rebuild = %v", got)
+	}
+}
+
+// An import body larger than the server's body limit streams through when it is sent chunked
+// (as `gatehouse records import` sends a file).
+func TestImportStreamsPastBodyLimit(t *testing.T) {
+	t.Parallel()
+	h, _ := newHarness(t)
+	pr, pw := io.Pipe()
+	const n = 6000
+	note := strings.Repeat("x", 2200)
+	go func() {
+		w := bufio.NewWriter(pw)
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(w, `{"id":"big-%05d","data":{"title":"Big %d","internalNote":"%s"}}`+"\n", i, i, note)
+		}
+		_ = w.Flush()
+		_ = pw.Close()
+	}()
+	req, _ := http.NewRequest("POST", h.URL+"/admin/v1"+adminPosts+":import", pr)
+	req.Header.Set("Authorization", "Bearer "+edgetest.AdminToken)
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rep records.ImportReport
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil || resp.StatusCode != 200 || rep.Imported != n {
+		t.Fatalf("chunked import of %d MB = %d %+v %v", n*2250>>20, resp.StatusCode, rep, err)
 	}
 }
