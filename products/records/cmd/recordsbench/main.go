@@ -22,14 +22,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fasthttp"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
@@ -247,18 +242,11 @@ func run(n int, dur time.Duration, conns int, dir string, reuse bool) error {
 	}
 	// The ceiling: bare fiber serving a pre-encoded body of the size of mix (a).
 	body := []byte(`{"items":[` + strings.Repeat(" ", max(sizeA-40, 0)) + `],"pagination":{"nextCursor":null}}`)
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	app.Get("/bare", func(c *fiber.Ctx) error {
-		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-		return c.Send(body)
-	})
-	bln, err := net.Listen("tcp", "127.0.0.1:0")
+	bare, stopBare, err := serveBare(body)
 	if err != nil {
 		return err
 	}
-	go func() { _ = app.Listener(bln) }()
-	defer app.Shutdown()
-	bare := "http://" + bln.Addr().String() + "/bare"
+	defer stopBare()
 	res, err := load(func() string { return bare }, dur, conns)
 	if err != nil {
 		return err
@@ -270,65 +258,6 @@ func run(n int, dur time.Duration, conns int, dir string, reuse bool) error {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-type result struct {
-	rps           float64
-	p50, p99      time.Duration
-	count, errors int
-	avgSize       int
-}
-
-// load sends requests from conns workers for dur, each worker one keep-alive connection.
-func load(next func() string, dur time.Duration, conns int) (result, error) {
-	client := &fasthttp.Client{MaxConnsPerHost: conns * 2, ReadTimeout: 30 * time.Second}
-	var mu sync.Mutex
-	var lat []time.Duration
-	var errs, bytesTotal int64
-	var wg sync.WaitGroup
-	stop := time.Now().Add(dur)
-	var firstErr atomic.Value
-	for w := 0; w < conns; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-			defer fasthttp.ReleaseRequest(req)
-			defer fasthttp.ReleaseResponse(resp)
-			local := make([]time.Duration, 0, 4096)
-			for time.Now().Before(stop) {
-				req.SetRequestURI(next())
-				req.Header.Set("X-API-Key", "pk_live_bench_web")
-				t0 := time.Now()
-				err := client.Do(req, resp)
-				d := time.Since(t0)
-				if err != nil || resp.StatusCode() != 200 {
-					atomic.AddInt64(&errs, 1)
-					if firstErr.Load() == nil {
-						firstErr.Store(fmt.Sprintf("%v %d %s", err, resp.StatusCode(), resp.Body()))
-					}
-					continue
-				}
-				atomic.AddInt64(&bytesTotal, int64(len(resp.Body())))
-				local = append(local, d)
-			}
-			mu.Lock()
-			lat = append(lat, local...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if v := firstErr.Load(); v != nil {
-		fmt.Fprintln(os.Stderr, "first error:", v)
-	}
-	if len(lat) == 0 {
-		return result{errors: int(errs)}, fmt.Errorf("no successful request")
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	return result{
-		rps: float64(len(lat)) / dur.Seconds(), p50: lat[len(lat)/2], p99: lat[len(lat)*99/100],
-		count: len(lat), errors: int(errs), avgSize: int(bytesTotal / int64(len(lat))),
-	}, nil
-}
 
 // importAll streams n posts and 1000 authors through Import without building the file.
 func importAll(ctx context.Context, svc *records.Service, n int) error {
