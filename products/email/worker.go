@@ -41,6 +41,8 @@ type Worker struct {
 	stopping atomic.Bool
 	started  bool
 	free     chan struct{}
+	outcomes chan *outcomeReq
+	finWG    sync.WaitGroup
 	// resume and lastFull belong to the dispatcher goroutine (see claim).
 	resume   int64
 	lastFull time.Time
@@ -72,7 +74,7 @@ func NewWorker(o WorkerOptions) *Worker {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{o: o, s: o.Service, jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}), inflight: map[string]bool{}, free: make(chan struct{}, 1)}
+	return &Worker{o: o, s: o.Service, jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}), inflight: map[string]bool{}, free: make(chan struct{}, 1), outcomes: make(chan *outcomeReq, o.Concurrency)}
 }
 
 // Start requeues the leases a stopped process left behind (badger is single-process, so no
@@ -82,6 +84,8 @@ func (w *Worker) Start(ctx context.Context) error {
 		return err
 	}
 	w.started = true
+	w.finWG.Add(1)
+	go w.recordLoop()
 	for i := 0; i < w.o.Concurrency; i++ {
 		w.wg.Add(1)
 		go w.deliverLoop()
@@ -99,7 +103,12 @@ func (w *Worker) Stop(ctx context.Context) error {
 	}
 	close(w.stop)
 	done := make(chan struct{})
-	go func() { w.wg.Wait(); close(done) }()
+	go func() {
+		w.wg.Wait()
+		close(w.outcomes)
+		w.finWG.Wait()
+		close(done)
+	}()
 	select {
 	case <-done:
 		return nil
@@ -367,62 +376,28 @@ func (w *Worker) backoff(attempts int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// finish records an attempt's outcome (or a suppression) through the status machine.
+// outcomeReq is one delivery outcome waiting for the grouped status commit.
+type outcomeReq struct {
+	c          *claimed
+	out        Outcome
+	suppressed bool
+	m          *Message
+	err        error
+	done       chan struct{}
+}
+
+// finish records an attempt's outcome (or a suppression) through the status machine. The
+// delivery goroutines' outcomes are written together, one commit for all that are ready, and
+// finish returns after that commit.
 func (w *Worker) finish(ctx context.Context, c *claimed, out Outcome, suppressed bool) {
-	u := c.m.ID[len(idPrefix):]
-	var m *Message
-	err := w.s.db.Update(context.Background(), func(txn *store.Txn) error {
-		var err error
-		m, err = load(txn, u)
-		if err != nil {
-			return err
-		}
-		prev, prevDue := m.Status, m.Due
-		at := w.s.stamp()
-		if m.Status != c.status {
-			// An event moved the message while it was in flight; record the attempt only.
-			note(m, LogEntry{Event: "attempt", Code: out.Code, Detail: out.Detail}, at)
-			return w.saveDone(txn, m, prev, prevDue, u)
-		}
-		m.Due = 0
-		if !suppressed {
-			m.Attempts++
-		}
-		e := LogEntry{Code: out.Code, Detail: out.Detail}
-		var moveErr error
-		switch {
-		case suppressed:
-			moveErr = advance(m, StatusSuppressed, LogEntry{Detail: "the address is on the organization's suppression list; not sent"}, at)
-		case out.Result == Delivered:
-			if m.Status == StatusQueued {
-				moveErr = advance(m, StatusSent, LogEntry{Detail: "handed to the " + w.o.Transport.Name() + " transport"}, at)
-			}
-			if moveErr == nil {
-				moveErr = advance(m, StatusDelivered, e, at)
-			}
-		case out.Result == Bounce:
-			moveErr = advance(m, StatusBounced, e, at)
-		case out.Result == Fail:
-			moveErr = advance(m, StatusFailed, e, at)
-		case m.Attempts >= w.o.MaxAttempts:
-			e.Detail = fmt.Sprintf("gave up after %d attempts: %s", m.Attempts, out.Detail)
-			moveErr = advance(m, StatusFailed, e, at)
-		default:
-			wait := w.backoff(m.Attempts)
-			m.Due = w.now().Add(wait).UnixNano()
-			e.Event = "deferred"
-			e.Detail = fmt.Sprintf("%s; attempt %d of %d, next in %s", out.Detail, m.Attempts+1, w.o.MaxAttempts, wait.Round(time.Millisecond))
-			note(m, e, at)
-		}
-		if moveErr != nil {
-			note(m, LogEntry{Event: "attempt", Code: out.Code, Detail: out.Detail}, at)
-		}
-		return w.saveDone(txn, m, prev, prevDue, u)
-	})
-	if err != nil {
-		w.o.Log.Error("email: recording a delivery outcome failed; the lease will run out and it is tried again", "id", c.m.ID, "err", err)
+	r := &outcomeReq{c: c, out: out, suppressed: suppressed, done: make(chan struct{})}
+	w.outcomes <- r
+	<-r.done
+	if r.err != nil {
+		w.o.Log.Error("email: recording a delivery outcome failed; it is delivered again after a restart", "id", c.m.ID, "err", r.err)
 		return
 	}
+	m := r.m
 	switch {
 	case suppressed:
 		w.s.metrics.outcome("suppressed")
@@ -436,6 +411,92 @@ func (w *Worker) finish(ctx context.Context, c *claimed, out Outcome, suppressed
 			w.o.Log.Error("email: suppressing a bounced address failed", "id", m.ID, "err", err)
 		}
 	}
+}
+
+// recordLoop gathers the outcomes that arrive while a commit runs and writes them together.
+func (w *Worker) recordLoop() {
+	defer w.finWG.Done()
+	for r := range w.outcomes {
+		batch := []*outcomeReq{r}
+	gather:
+		for len(batch) < 256 {
+			select {
+			case r, ok := <-w.outcomes:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, r)
+			default:
+				break gather
+			}
+		}
+		err := w.s.db.Update(context.Background(), func(txn *store.Txn) error {
+			for _, r := range batch {
+				r.m, r.err = w.apply(txn, r)
+				if r.err != nil && !errors.Is(r.err, ErrMessageNotFound) {
+					return r.err
+				}
+			}
+			return nil
+		})
+		for _, r := range batch {
+			if err != nil {
+				r.err = err
+			}
+			close(r.done)
+		}
+	}
+}
+
+// apply moves one message according to its attempt's outcome, inside txn.
+func (w *Worker) apply(txn *store.Txn, r *outcomeReq) (*Message, error) {
+	c, out, suppressed := r.c, r.out, r.suppressed
+	u := c.m.ID[len(idPrefix):]
+	m, err := load(txn, u)
+	if err != nil {
+		return nil, err
+	}
+	prev, prevDue := m.Status, m.Due
+	at := w.s.stamp()
+	if m.Status != c.status {
+		// An event moved the message while it was in flight; record the attempt only.
+		note(m, LogEntry{Event: "attempt", Code: out.Code, Detail: out.Detail}, at)
+		return m, w.saveDone(txn, m, prev, prevDue, u)
+	}
+	m.Due = 0
+	if !suppressed {
+		m.Attempts++
+	}
+	e := LogEntry{Code: out.Code, Detail: out.Detail}
+	var moveErr error
+	switch {
+	case suppressed:
+		moveErr = advance(m, StatusSuppressed, LogEntry{Detail: "the address is on the organization's suppression list; not sent"}, at)
+	case out.Result == Delivered:
+		if m.Status == StatusQueued {
+			moveErr = advance(m, StatusSent, LogEntry{Detail: "handed to the " + w.o.Transport.Name() + " transport"}, at)
+		}
+		if moveErr == nil {
+			moveErr = advance(m, StatusDelivered, e, at)
+		}
+	case out.Result == Bounce:
+		moveErr = advance(m, StatusBounced, e, at)
+	case out.Result == Fail:
+		moveErr = advance(m, StatusFailed, e, at)
+	case m.Attempts >= w.o.MaxAttempts:
+		e.Detail = fmt.Sprintf("gave up after %d attempts: %s", m.Attempts, out.Detail)
+		moveErr = advance(m, StatusFailed, e, at)
+	default:
+		wait := w.backoff(m.Attempts)
+		m.Due = w.now().Add(wait).UnixNano()
+		e.Event = "deferred"
+		e.Detail = fmt.Sprintf("%s; attempt %d of %d, next in %s", out.Detail, m.Attempts+1, w.o.MaxAttempts, wait.Round(time.Millisecond))
+		note(m, e, at)
+	}
+	if moveErr != nil {
+		note(m, LogEntry{Event: "attempt", Code: out.Code, Detail: out.Detail}, at)
+	}
+	return m, w.saveDone(txn, m, prev, prevDue, u)
 }
 
 func (w *Worker) saveDone(txn *store.Txn, m *Message, prev Status, prevDue int64, u string) error {
