@@ -1,5 +1,6 @@
 # Email product: the SIGKILL crash test runs in `go test ./...` already (it re-executes the test
-# binary as the child process); these add the fuzz run and the benchmarks.
+# binary as the child process); `make test` also runs the package under the race detector.
+TEST_EXTRA += test-email
 BENCH_TARGETS += bench-email
 
 .PHONY: bench-email test-email fuzz-email
