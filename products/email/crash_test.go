@@ -108,7 +108,7 @@ func TestCrashRedelivery(t *testing.T) {
 	}
 	dir := t.TempDir()
 	srv := smtptest.Start(t, nil)
-	srv.SetDelay(3 * time.Millisecond)
+	srv.SetDelay(10 * time.Millisecond)
 	// Tenants first, in this process.
 	db, err := store.Open(store.Options{Dir: dir, SyncWrites: true})
 	if err != nil {
