@@ -19,7 +19,12 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 	if u, err := url.Parse(d.cfg.PublicURL); err == nil && u.Hostname() != "" && strings.Contains(u.Hostname(), ".") {
 		from.Email = "noreply@" + u.Hostname()
 	}
-	svc, err := email.NewService(email.Options{DB: d.db, Tenants: d.tenancy, Log: d.log, DefaultFrom: from, Metrics: email.NewMetrics(d.reg)})
+	opts := email.Options{DB: d.db, Tenants: d.tenancy, Log: d.log, DefaultFrom: from, Metrics: email.NewMetrics(d.reg)}
+	if d.plugins != nil {
+		// The project's email.send plugins see each rendered message before it is queued.
+		opts.Hook = emailPlugins{h: d.plugins}
+	}
+	svc, err := email.NewService(opts)
 	if err != nil {
 		return err
 	}
