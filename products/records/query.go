@@ -286,6 +286,23 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 	if err != nil {
 		return nil, err
 	}
+	if ok && len(p.sort) == 1 && len(ids) > 4*want {
+		// A large candidate set in a single-key order: walk the sort index keys-only and read
+		// only the records in the set, when that walk (keys are ~20x cheaper than record
+		// reads) costs less than reading every candidate.
+		total, err := readCount(txn, p.sch.Project, p.sch.Name)
+		if err != nil {
+			return nil, err
+		}
+		walk := float64(want) * float64(total) / float64(len(ids))
+		if walk/20 < float64(len(ids)) {
+			member := make(map[string]struct{}, len(ids))
+			for _, id := range ids {
+				member[id] = struct{}{}
+			}
+			return s.scanSorted(ctx, rd, p, want, member)
+		}
+	}
 	if ok {
 		var recs []*record
 		var tuples []tuple
@@ -307,7 +324,7 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 		return topK(p, recs, tuples, want), nil
 	}
 	if len(p.sort) == 1 {
-		return s.scanSorted(ctx, rd, p, want)
+		return s.scanSorted(ctx, rd, p, want, nil)
 	}
 	// Several sort keys and nothing selective: stream every record, keep the best want.
 	var recs []*record
@@ -517,7 +534,8 @@ func collectIDs(txn *store.Txn, prefix []byte, ranges []fields.Range, limit int)
 
 // scanSorted walks the index of the single sort key (or the records, for id) in order from
 // the cursor, checking each record, until want matches.
-func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want int) ([]*record, error) {
+// With member, only ids in it are read (the rest of the walk is keys only).
+func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want int, member map[string]struct{}) ([]*record, error) {
 	txn := rd.txn
 	k := p.sort[0]
 	var out []*record
@@ -530,16 +548,25 @@ func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want i
 				start = append(start, 0)
 			}
 		}
-		err := txn.Iterate(store.IterOptions{Prefix: prefix, Start: start, Reverse: k.Desc}, func(key, v []byte) (bool, error) {
+		err := txn.Iterate(store.IterOptions{Prefix: prefix, Start: start, Reverse: k.Desc, KeysOnly: member != nil}, func(key, v []byte) (bool, error) {
 			id := store.LastPart(key)
 			if p.after != nil && id == p.after.id {
 				return true, nil
 			}
-			r, err := decodeRecord(id, v)
+			var r *record
+			var err error
+			if member != nil {
+				if _, in := member[id]; !in {
+					return true, nil
+				}
+				r, err = rd.get(p.sch.Project, p.sch.Name, id)
+			} else {
+				r, err = decodeRecord(id, v)
+			}
 			if err != nil {
 				return false, err
 			}
-			if p.match(r) {
+			if r != nil && p.match(r) {
 				out = append(out, r)
 			}
 			return len(out) < want && ctx.Err() == nil, ctx.Err()
@@ -560,6 +587,11 @@ func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want i
 		o.After = fields.Entry(prefix, p.after.vals[0], p.after.id)
 	}
 	err := fields.Scan(txn, prefix, o, func(_ []byte, id string) (bool, error) {
+		if member != nil {
+			if _, in := member[id]; !in {
+				return true, nil
+			}
+		}
 		r, err := rd.get(p.sch.Project, p.sch.Name, id)
 		if err != nil {
 			return false, err
