@@ -22,15 +22,15 @@ func TestInfiniteLoopTimesOut(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	h := newHost(t, func(o *Options) { o.Registerer = reg })
 	mustRegister(t, h, Registration{Name: "loop", Hooks: []string{HookFormsSubmit}, OnError: OnErrorClosed,
-		Limits: Limits{TimeoutMs: 50}})
+		Limits: Limits{TimeoutMs: 400}})
 	ctx := context.Background()
 	start := time.Now()
 	_, err := h.FormsSubmit(ctx, "demo", "contact", msg("loop"))
 	if !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrPluginFailed) {
 		t.Fatalf("FormsSubmit(loop) error = %v, want ErrTimeout", err)
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("FormsSubmit(loop) took %v, want about 50ms", d)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("FormsSubmit(loop) took %v, want about 400ms", d)
 	}
 	// The next call is served (by a fresh instance).
 	if v, err := h.FormsSubmit(ctx, "demo", "contact", msg("hi")); err != nil || v.Action != Allow {
