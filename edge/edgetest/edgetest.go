@@ -119,6 +119,9 @@ func New(t testing.TB, o Options) *Harness {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
+		// Shutdown before Serve registered the listener would leave Serve blocked in Accept:
+		// closing the listener ends it either way.
+		_ = ln.Close()
 		<-done
 		_ = db.Close()
 	})

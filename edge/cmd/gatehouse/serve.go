@@ -163,6 +163,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log.Error("shutdown", "err", err)
 	}
+	_ = ln.Close() // in case Serve had not registered it yet
+	<-errc
 	return app.stop(sctx)
 }
 
