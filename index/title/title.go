@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/blevesearch/bleve/v2"
@@ -24,7 +25,11 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
+	bbolt "go.etcd.io/bbolt"
 )
+
+// openTimeout bounds the wait for the index's file lock (another process holding it).
+const openTimeout = 5 * time.Second
 
 // ErrTooMany reports a query that matches more documents than the caller's limit.
 var ErrTooMany = errors.New("title: too many matches")
@@ -83,10 +88,13 @@ func newMapping() (mapping.IndexMapping, error) {
 
 // Open opens the index in dir, creating it when missing. Close it when done.
 func Open(dir string) (*Index, error) {
-	b, err := bleve.Open(dir)
+	b, err := bleve.OpenUsing(dir, map[string]any{"bolt_timeout": openTimeout.String()})
 	if err == nil {
 		v, gerr := b.GetInternal([]byte(completeKey))
 		return &Index{b: b, Fresh: gerr != nil || string(v) != formatVersion}, nil
+	}
+	if errors.Is(err, bbolt.ErrTimeout) || strings.Contains(err.Error(), bbolt.ErrTimeout.Error()) {
+		return nil, fmt.Errorf("title: %s is in use by another process: %w", dir, err)
 	}
 	if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
 		// An unreadable index is rebuilt from the store, never trusted.

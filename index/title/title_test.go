@@ -68,3 +68,20 @@ func TestSearch(t *testing.T) {
 	_ = y.Close()
 	_ = x.Close()
 }
+
+func TestOpenLockedIndexFails(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir() + "/t.bleve"
+	x, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if _, err := Open(dir); err == nil {
+		t.Fatal("second Open of a held index succeeded")
+	}
+	// The held index is untouched.
+	if _, err := x.Search("p", "c", Words("a"), 10); err != nil {
+		t.Errorf("Search after a refused Open: %v", err)
+	}
+}
