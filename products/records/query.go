@@ -460,6 +460,11 @@ func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
 	// known ones small enough to beat it.
 	sort.SliceStable(todo, func(i, j int) bool { return todo[i].known < todo[j].known })
 	for _, pd := range todo {
+		if pd.known < 0 && len(p.sort) == 1 && pd.f.Field == p.sort[0].Field && pd.f.Op != "in" {
+			// The ordered walk is narrowed to this range and stops early: gathering the range
+			// as a candidate set can never read fewer records.
+			continue
+		}
 		limit := min(float64(s.candLimit), scanCost()+1)
 		if ok {
 			limit = min(limit, float64(len(best)))
