@@ -10,7 +10,6 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,23 +48,10 @@ const (
 	pub    = "pk_live_demo_web"
 )
 
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type env struct {
 	*edgetest.Harness
 	svc   *files.Service
-	clock *clock
+	clock *edgetest.Clock
 }
 
 func start(t testing.TB, edit func(*config.Config)) *env { return startWith(t, edit, nil) }
@@ -80,7 +66,7 @@ func startWith(t testing.TB, edit func(*config.Config), newBlobs func(t testing.
 // startOn starts the gateway on dir (a fresh folder when empty) with a blob store from
 // newBlobs (a local folder under the data folder when nil).
 func startOn(t testing.TB, dir string, edit func(*config.Config), newBlobs func(t testing.TB, dir string) blob.Store) *env {
-	e := &env{clock: &clock{t: time.Now().UTC()}}
+	e := &env{clock: edgetest.NewClock(time.Now().UTC())}
 	e.Harness = edgetest.New(t, edgetest.Options{
 		Tenants: tenants,
 		Dir:     dir,

@@ -150,23 +150,10 @@ func (f *fakeVerify) Calls() []verifyCall {
 	return append([]verifyCall(nil), f.calls...)
 }
 
-// clock is a manual clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type env struct {
 	*edgetest.Harness
 	verify *fakeVerify
-	clock  *clock
+	clock  *edgetest.Clock
 	svc    *forms.Service
 }
 
@@ -178,7 +165,7 @@ func start(t *testing.T, edit func(*config.Config)) *env {
 // startIn starts the gateway on the data folder dir (a fresh one when empty).
 func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 	t.Helper()
-	e := &env{verify: newFakeVerify(t), clock: &clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}}
+	e := &env{verify: newFakeVerify(t), clock: edgetest.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))}
 	e.Harness = edgetest.New(t, edgetest.Options{
 		Tenants: tenantsDoc,
 		Config:  edit,
