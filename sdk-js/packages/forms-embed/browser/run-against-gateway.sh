@@ -11,14 +11,8 @@ repo="$(cd "$here/../../../.." && pwd)"
 bin="${1:-$repo/bin/gatehouse}"
 [ -x "$bin" ] || { echo "forms browser test: no gatehouse binary at $bin (make build)" >&2; exit 2; }
 
-if [ ! -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "forms browser test: installing Debian chromium" >&2
-    apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
-  else
-    echo "forms browser test: ${CHROMIUM_PATH:-/usr/bin/chromium} missing (apt-get install -y chromium)" >&2; exit 2
-  fi
-fi
+. "$here/../../../scripts/ensure-chromium.sh"
+ensure_chromium "forms browser test"
 
 port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 data="$(mktemp -d)"
