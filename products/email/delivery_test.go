@@ -252,6 +252,10 @@ func TestIdempotencyKey(t *testing.T) {
 	if again != first {
 		t.Errorf("same Idempotency-Key gave %s, want the first message %s", again, first)
 	}
+	// The same key with another request is refused, never answered with the first message.
+	if r := e.Do("POST", "/email/notifications/send", welcome("someone-else@example.com"), "X-API-Key", "sk_live_demo_server", "Idempotency-Key", "order-1"); r.Status != 409 || r.Code() != "IDEMPOTENCY_KEY_REUSED" {
+		t.Errorf("same key, other request = %d %s, want 409 IDEMPOTENCY_KEY_REUSED", r.Status, r.Body)
+	}
 	other := e.send(t, welcome("idem@example.com"), "Idempotency-Key", "order-2")
 	if other == first {
 		t.Error("another Idempotency-Key gave the first message")

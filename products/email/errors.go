@@ -19,6 +19,9 @@ var (
 	ErrMessageNotFound = httpx.New(404, "MESSAGE_NOT_FOUND", "no message with that id", nil)
 	// ErrInvalidTransition is a status move the status machine refuses (a terminal message).
 	ErrInvalidTransition = httpx.New(409, "INVALID_TRANSITION", "the message's status cannot move that way", nil)
+	// ErrIdempotencyReused is an Idempotency-Key sent again within its window with a different
+	// request: answering with the first message would hide that the second was never sent.
+	ErrIdempotencyReused = httpx.New(409, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request in the last 24 hours", nil)
 	// ErrClosed is a send after the service was closed (shutdown).
 	ErrClosed = httpx.New(503, "UNAVAILABLE", "the email service is shutting down", nil)
 )

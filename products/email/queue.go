@@ -12,7 +12,8 @@ import (
 // pending is one send waiting for the group commit.
 type pending struct {
 	m    *Message
-	size int // estimated stored bytes
+	req  string // SHA-256 of the request, for Idempotency-Key reuse checks
+	size int    // estimated stored bytes
 	done chan result
 }
 
@@ -22,8 +23,8 @@ type result struct {
 }
 
 // enqueue hands m to the group committer and waits for the durable commit that holds it.
-func (s *Service) enqueue(ctx context.Context, m *Message) (Receipt, error) {
-	p := &pending{m: m, size: len(m.HTML) + len(m.Text) + len(m.Subject) + 512, done: make(chan result, 1)}
+func (s *Service) enqueue(ctx context.Context, m *Message, req string) (Receipt, error) {
+	p := &pending{m: m, req: req, size: len(m.HTML) + len(m.Text) + len(m.Subject) + 512, done: make(chan result, 1)}
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
@@ -103,28 +104,29 @@ func (s *Service) commit(batch []*pending) {
 	}
 	results := make([]result, len(batch))
 	err := s.db.Update(context.Background(), func(txn *store.Txn) error {
-		seen := map[string]string{}
+		seen := map[string]idemEntry{}
 		for i, p := range batch {
 			results[i] = result{r: Receipt{ID: p.m.ID, Status: StatusQueued}}
 			if k := p.m.IdempotencyKey; k != "" {
 				ik := idemKey(p.m.Project, k)
-				if id, ok := seen[string(ik)]; ok {
-					results[i].r = Receipt{ID: id, Status: StatusQueued}
+				if e, ok := seen[string(ik)]; ok {
+					results[i] = sameRequest(e.Req, p.req, Receipt{ID: e.ID, Status: StatusQueued})
 					continue
 				}
-				first, err := s.firstSend(txn, ik, now.UnixNano())
+				first, req, err := s.firstSend(txn, ik, now.UnixNano())
 				if err != nil {
 					return err
 				}
 				if first != nil {
-					results[i].r = *first
+					results[i] = sameRequest(req, p.req, *first)
 					continue
 				}
-				v, _ := json.Marshal(idemEntry{ID: p.m.ID, At: now.UnixNano()})
+				e := idemEntry{ID: p.m.ID, At: now.UnixNano(), Req: p.req}
+				v, _ := json.Marshal(e)
 				if err := txn.Set(ik, v); err != nil {
 					return err
 				}
-				seen[string(ik)] = p.m.ID
+				seen[string(ik)] = e
 			}
 			if err := insert(txn, p.m, raws[i]); err != nil {
 				return err
@@ -151,27 +153,36 @@ func (s *Service) commit(batch []*pending) {
 }
 
 // firstSend returns the receipt of the message an Idempotency-Key already made within the
-// window, or nil.
-func (s *Service) firstSend(txn *store.Txn, ik []byte, now int64) (*Receipt, error) {
+// window and the fingerprint of its request, or a nil receipt.
+func (s *Service) firstSend(txn *store.Txn, ik []byte, now int64) (*Receipt, string, error) {
 	raw, err := txn.Get(ik)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var e idemEntry
 	if json.Unmarshal(raw, &e) != nil || now-e.At > int64(IdempotencyWindow) {
-		return nil, nil
+		return nil, "", nil
 	}
 	m, err := load(txn, strings.TrimPrefix(e.ID, idPrefix))
 	if errors.Is(err, ErrMessageNotFound) {
-		return nil, nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &Receipt{ID: m.ID, Status: m.Status}, nil
+	return &Receipt{ID: m.ID, Status: m.Status}, e.Req, nil
+}
+
+// sameRequest answers a repeated Idempotency-Key: the first message when the request is the
+// same, ErrIdempotencyReused when it differs.
+func sameRequest(first, again string, r Receipt) result {
+	if first != "" && again != "" && first != again {
+		return result{err: ErrIdempotencyReused}
+	}
+	return result{r: r}
 }
 
 // seenDup returns the sends of a batch answered with an earlier message (Idempotency-Key).

@@ -2,6 +2,8 @@ package email
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -186,7 +188,7 @@ func (s *Service) Send(ctx context.Context, caller Caller, idem string, req Send
 		}
 	}
 	m.IdempotencyKey = idem
-	return s.enqueue(ctx, m)
+	return s.enqueue(ctx, m, fingerprint(req))
 }
 
 // project resolves the project a send belongs to: the key's own, or for an org-only key the
@@ -522,3 +524,11 @@ func detailOr(d, def string) string {
 
 // marshal encodes a message for storage.
 func marshal(m *Message) ([]byte, error) { return json.Marshal(m) }
+
+// fingerprint is the SHA-256 of a send request's canonical JSON (map keys sorted), so a repeated
+// Idempotency-Key can tell the same request from a different one.
+func fingerprint(req SendRequest) string {
+	raw, _ := json.Marshal(req)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}

@@ -50,6 +50,8 @@ func idemKey(project, key string) []byte {
 type idemEntry struct {
 	ID string `json:"id"`
 	At int64  `json:"at"` // unix nanoseconds
+	// Req is the SHA-256 of the request the key first came with (hex; empty in older entries).
+	Req string `json:"req,omitempty"`
 }
 
 // splitQueueKey returns the due time and ulid of a queue key.
