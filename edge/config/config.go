@@ -40,6 +40,11 @@ type Config struct {
 // Storage configures the embedded database.
 type Storage struct {
 	SyncWrites bool `json:"sync_writes"`
+	// Badger memory knobs, in MB (store.Options); 0 means the store's default.
+	BlockCacheMB int `json:"block_cache_mb"`
+	IndexCacheMB int `json:"index_cache_mb"`
+	MemTableMB   int `json:"memtable_mb"`
+	NumMemtables int `json:"num_memtables"`
 }
 
 // Email configures delivery.
@@ -101,7 +106,7 @@ func Default() Config {
 		LogLevel:        "info",
 		LogFormat:       "text",
 		ShutdownTimeout: Duration(15 * time.Second),
-		Storage:         Storage{SyncWrites: true},
+		Storage:         Storage{SyncWrites: true, BlockCacheMB: 32, IndexCacheMB: 16, MemTableMB: 32, NumMemtables: 2},
 		Email:           Email{Transport: "outbox", Concurrency: 4, SMTP: SMTP{Port: 587, TLS: "starttls"}},
 		Files:           Files{Backend: "local", S3: S3{Region: "us-east-1", UseSSL: true}},
 		Captcha: Captcha{
@@ -261,6 +266,14 @@ func (c *Config) Validate() error {
 	}
 	if c.Files.Backend != "local" && c.Files.Backend != "s3" {
 		errs = append(errs, fmt.Errorf("files.backend must be local or s3, not %q", c.Files.Backend))
+	}
+	for _, k := range []struct {
+		name string
+		v    int
+	}{{"block_cache_mb", c.Storage.BlockCacheMB}, {"index_cache_mb", c.Storage.IndexCacheMB}, {"memtable_mb", c.Storage.MemTableMB}, {"num_memtables", c.Storage.NumMemtables}} {
+		if k.v < 0 {
+			errs = append(errs, fmt.Errorf("storage.%s must not be negative, not %d", k.name, k.v))
+		}
 	}
 	if c.Data == "" {
 		errs = append(errs, errors.New("data must name a folder"))

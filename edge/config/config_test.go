@@ -75,6 +75,7 @@ func TestValidate(t *testing.T) {
 		{"smtp host", func(c *Config) { c.Email.Transport = "smtp" }},
 		{"tls", func(c *Config) { c.Email.SMTP.TLS = "maybe" }},
 		{"asset_host", func(c *Config) { c.AssetHost = "cdn" }},
+		{"storage.memtable_mb", func(c *Config) { c.Storage.MemTableMB = -1 }},
 	} {
 		c := Default()
 		tc.edit(&c)

@@ -18,6 +18,10 @@ const MaxImportLine = 1 << 20
 // importChunk is how many records one import transaction writes.
 const importChunk = 500
 
+// importChunkBytes caps the input bytes of one chunk too, so that a chunk of large records
+// stays well inside the store's transaction limit (a fraction of its memtable size).
+const importChunkBytes = 256 << 10
+
 // ImportReport says what an import did. Errors lists at most the first 100 bad lines.
 type ImportReport struct {
 	Imported int           `json:"imported"`
@@ -34,7 +38,7 @@ type ImportError struct {
 }
 
 // Import reads NDJSON records (one WriteRecord a line) from r and writes them in transactions
-// of importChunk records, holding one chunk in memory at a time. Bad lines are reported and
+// of importChunk records (fewer when they are large), holding one chunk in memory at a time. Bad lines are reported and
 // skipped; a line over MaxImportLine stops the import (what was written stays).
 func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader) (ImportReport, error) {
 	rep := ImportReport{Errors: []ImportError{}}
@@ -52,6 +56,7 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxImportLine)
 	chunk := make([]*record, 0, importChunk)
 	explicit := make([]bool, 0, importChunk)
+	chunkBytes := 0
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
@@ -93,7 +98,7 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 		rep.Imported += len(chunk)
 		rep.Created += created
 		rep.Updated += updated
-		chunk, explicit = chunk[:0], explicit[:0]
+		chunk, explicit, chunkBytes = chunk[:0], explicit[:0], 0
 		return s.drainTitlesErr(ctx)
 	}
 	line := 0
@@ -115,7 +120,8 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 		}
 		chunk = append(chunk, rec)
 		explicit = append(explicit, in.CreatedAt != "")
-		if len(chunk) == importChunk {
+		chunkBytes += len(b)
+		if len(chunk) == importChunk || chunkBytes >= importChunkBytes {
 			if err := flush(); err != nil {
 				return rep, err
 			}

@@ -64,7 +64,7 @@ orgs:
 
 const vocabSize = 2000
 
-var cpuProfile, onlyMix string
+var cpuProfile, memProfile, onlyMix string
 
 func word(i int) string {
 	syl := []string{"ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "da", "fe"}
@@ -84,8 +84,9 @@ func main() {
 	skipImport := flag.Bool("reuse", false, "reuse the data in -dir instead of importing")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the load phase to this file")
 	only := flag.String("only", "", "run only the mixes whose name contains this")
+	mprof := flag.String("memprofile", "", "write a heap profile after the load to this file")
 	flag.Parse()
-	cpuProfile, onlyMix = *profile, *only
+	cpuProfile, memProfile, onlyMix = *profile, *mprof, *only
 	if err := run(*n, *dur, *conns, *dir, *skipImport); err != nil {
 		fmt.Fprintln(os.Stderr, "recordsbench:", err)
 		os.Exit(1)
@@ -253,7 +254,19 @@ func run(n int, dur time.Duration, conns int, dir string, reuse bool) error {
 	}
 	fmt.Printf("%-36s %8.0f req/s  p50 %7.2f ms  p99 %7.2f ms  (%d requests, body %d B)\n",
 		"ceiling: bare fiber, same body size", res.rps, ms(res.p50), ms(res.p99), res.count, len(body))
-	fmt.Printf("RSS after load: %d MB\n", rssMB())
+	if memProfile != "" {
+		f, err := os.Create(memProfile)
+		if err != nil {
+			return err
+		}
+		runtime.GC()
+		_ = pprof.WriteHeapProfile(f)
+		_ = f.Close()
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("RSS after load: %d MB (anonymous %d MB, file-backed %d MB; Go heap in use %d MB, Go runtime total %d MB)\n",
+		rssMB(), statusMB("RssAnon:"), statusMB("RssFile:"), ms.HeapInuse>>20, (ms.Sys-ms.HeapReleased)>>20)
 	return nil
 }
 
@@ -308,15 +321,18 @@ func importGen(ctx context.Context, svc *records.Service, coll string, n int, li
 	return nil
 }
 
-func rssMB() int {
+func rssMB() int { return statusMB("VmRSS:") }
+
+// statusMB reads one kB line of /proc/self/status in MB (-1 when unavailable).
+func statusMB(field string) int {
 	raw, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return -1
 	}
 	for _, l := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
+		if strings.HasPrefix(l, field) {
 			var kb int
-			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:")), "%d", &kb)
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, field)), "%d", &kb)
 			return kb / 1024
 		}
 	}
