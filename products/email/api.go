@@ -3,7 +3,9 @@ package email
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
@@ -46,10 +48,10 @@ func (a *API) send(c *fiber.Ctx) error {
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return httpx.New(400, httpx.CodeValidationFailed, "the body is not a valid send request: "+err.Error(), err)
+		return decodeError(err)
 	}
 	if dec.More() {
-		return httpx.New(400, httpx.CodeValidationFailed, "the body must be one JSON object", nil)
+		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "must be one JSON object"})
 	}
 	k := auth.KeyOf(c)
 	idem := utils.CopyString(c.Get("Idempotency-Key"))
@@ -107,4 +109,45 @@ func (a *API) event(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(Receipt{ID: m.ID, Status: m.Status})
+}
+
+// decodeError turns a JSON decoding failure of a send request into 400 VALIDATION_FAILED
+// with details naming the field, as decisions.md section 2 asks of every VALIDATION_FAILED.
+// The decoder's own text (Go type names) is kept as the internal cause, never sent.
+func decodeError(err error) error {
+	var p httpx.FieldProblem
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field == "metadata":
+		p = httpx.FieldProblem{Field: "metadata", Problem: "must be an object of string values"}
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		p = httpx.FieldProblem{Field: typeErr.Field, Problem: "must be " + jsonKind(typeErr.Type.Kind().String())}
+	case errors.As(err, &typeErr):
+		p = httpx.FieldProblem{Field: "body", Problem: "must be a JSON object"}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		p = httpx.FieldProblem{Field: name, Problem: "is not a field of a send request"}
+	default:
+		p = httpx.FieldProblem{Field: "body", Problem: "must be a valid JSON object"}
+	}
+	e := httpx.Validation(p)
+	e.Err = err
+	return e
+}
+
+// jsonKind names a Go kind the way a JSON caller knows it.
+func jsonKind(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "struct", "map":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	case "int", "int64", "float64":
+		return "a number"
+	}
+	return "of another type"
 }

@@ -2,6 +2,7 @@ package email_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -169,5 +170,52 @@ func TestAdminRoutes(t *testing.T) {
 	next := r.JSON(t)["pagination"].(map[string]any)["nextCursor"].(string)
 	if r := e.Admin("GET", "/email/messages?tag=beta&cursor="+next, nil); r.Status != 400 || r.Code() != "INVALID_CURSOR" {
 		t.Errorf("foreign cursor = %d %s, want 400 INVALID_CURSOR", r.Status, r.Body)
+	}
+}
+
+// TestSendDecodeErrorsHaveDetails: a body that does not decode is 400 VALIDATION_FAILED with
+// details naming the field (decisions.md section 2), and no Go type names leak into the answer.
+func TestSendDecodeErrorsHaveDetails(t *testing.T) {
+	t.Parallel()
+	e := start(t, envOptions{outbox: true})
+	const path = "/email/notifications/send"
+	cases := []struct {
+		name, body, field string
+	}{
+		{"truncated JSON", `{"to":{"email":"a@example.com"},`, "body"},
+		{"not JSON", `{nope`, "body"},
+		{"array body", `[1,2]`, "body"},
+		{"two objects", `{"to":{"email":"a@example.com"},"subject":"s","bodyText":"b"} {}`, "body"},
+		{"to as string", `{"to":"a@example.com","subject":"s","bodyText":"b"}`, "to"},
+		{"metadata number", `{"to":{"email":"a@example.com"},"subject":"s","bodyText":"b","metadata":{"n":1}}`, "metadata"},
+		{"tags as string", `{"to":{"email":"a@example.com"},"subject":"s","bodyText":"b","tags":"x"}`, "tags"},
+		{"unknown field", `{"to":{"email":"a@example.com"},"subject":"s","bodyText":"b","cc":"x"}`, "cc"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.Do("POST", path, tc.body, "X-API-Key", "sk_live_demo_server")
+			var got struct {
+				Error   string `json:"error"`
+				Message string `json:"message"`
+				Details []struct {
+					Field   string `json:"field"`
+					Problem string `json:"problem"`
+				} `json:"details"`
+			}
+			if err := json.Unmarshal(r.Body, &got); err != nil {
+				t.Fatalf("POST %s (%s): body %s: %v", path, tc.name, r.Body, err)
+			}
+			if r.Status != 400 || got.Error != "VALIDATION_FAILED" {
+				t.Errorf("POST %s (%s) = %d %s, want 400 VALIDATION_FAILED", path, tc.name, r.Status, r.Body)
+			}
+			if len(got.Details) != 1 || got.Details[0].Field != tc.field || got.Details[0].Problem == "" {
+				t.Errorf("POST %s (%s): details %+v, want one problem for field %q", path, tc.name, got.Details, tc.field)
+			}
+			for _, leak := range []string{"Go struct", "tenancy.", "SendRequest", "unmarshal"} {
+				if strings.Contains(string(r.Body), leak) {
+					t.Errorf("POST %s (%s): body %s leaks %q", path, tc.name, r.Body, leak)
+				}
+			}
+		})
 	}
 }
