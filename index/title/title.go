@@ -13,6 +13,7 @@ package title
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/numeric"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bbolt "go.etcd.io/bbolt"
 )
@@ -35,14 +37,17 @@ const openTimeout = 5 * time.Second
 var ErrTooMany = errors.New("title: too many matches")
 
 const (
-	fieldScope = "s"
-	fieldTitle = "t"
+	fieldScope   = "s"
+	fieldTitle   = "t"
+	fieldCreated = "c"
 	analyzer   = "words"
 	// completeKey marks an index whose initial build finished, with the term format.
 	completeKey = "complete"
 	// formatVersion 2: title terms are "<project>/<collection>:<word>", so a prefix query
-	// touches only the terms of one collection.
-	formatVersion = "2"
+	// touches only the terms of one collection. 3: each document carries its record's
+	// createdAt (epoch milliseconds) as a sortable number, so SearchSorted orders matches
+	// without reading records.
+	formatVersion = "3"
 )
 
 // Index is an open title index.
@@ -53,8 +58,9 @@ type Index struct {
 }
 
 type doc struct {
-	S string `json:"s"`
-	T string `json:"t"`
+	S string  `json:"s"`
+	T string  `json:"t"`
+	C float64 `json:"c"`
 }
 
 func newMapping() (mapping.IndexMapping, error) {
@@ -79,8 +85,13 @@ func newMapping() (mapping.IndexMapping, error) {
 	t.IncludeInAll = false
 	t.IncludeTermVectors = false
 	t.DocValues = false
+	c := bleve.NewNumericFieldMapping()
+	c.Store = false
+	c.IncludeInAll = false
+	c.DocValues = true
 	dm.AddFieldMappingsAt(fieldScope, s)
 	dm.AddFieldMappingsAt(fieldTitle, t)
+	dm.AddFieldMappingsAt(fieldCreated, c)
 	m.DefaultMapping = dm
 	m.DefaultAnalyzer = analyzer
 	return m, nil
@@ -151,14 +162,14 @@ type Batch struct {
 // NewBatch starts a batch.
 func (x *Index) NewBatch() *Batch { return &Batch{x: x, b: x.b.NewBatch()} }
 
-// Put indexes (or re-indexes) the title of a record.
-func (b *Batch) Put(project, collection, id, title string) error {
+// Put indexes (or re-indexes) the title of a record created at createdMs (epoch milliseconds).
+func (b *Batch) Put(project, collection, id, title string, createdMs float64) error {
 	scope := project + "/" + collection + ":"
 	words := Words(title)
 	for i, w := range words {
 		words[i] = scope + w
 	}
-	return b.b.Index(DocID(project, collection, id), doc{S: project + "/" + collection, T: strings.Join(words, " ")})
+	return b.b.Index(DocID(project, collection, id), doc{S: project + "/" + collection, T: strings.Join(words, " "), C: createdMs})
 }
 
 // Delete removes a record from the index.
@@ -206,6 +217,51 @@ func Matches(q []string, title string) bool {
 // Search returns the ids (in id order) of the records of project/collection whose title matches words
 // (from Words). More than limit matches gives ErrTooMany.
 func (x *Index) Search(project, collection string, words []string, limit int) ([]string, error) {
+	res, err := x.search(project, collection, words, limit, []string{"_id"})
+	if err != nil {
+		return nil, err
+	}
+	pre := project + "/" + collection + "/"
+	ids := make([]string, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		ids = append(ids, strings.TrimPrefix(h.ID, pre))
+	}
+	return ids, nil
+}
+
+// Hit is a match of SearchSorted: a record id and the createdAt (epoch milliseconds) the
+// index holds for it.
+type Hit struct {
+	ID        string
+	CreatedMs float64
+}
+
+// SearchSorted is Search ordered by createdAt then id (both descending with desc), the order
+// of the records product's default sort, read from the index's doc values.
+func (x *Index) SearchSorted(project, collection string, words []string, limit int, desc bool) ([]Hit, error) {
+	order := []string{fieldCreated, "_id"}
+	if desc {
+		order = []string{"-" + fieldCreated, "-_id"}
+	}
+	res, err := x.search(project, collection, words, limit, order)
+	if err != nil {
+		return nil, err
+	}
+	pre := project + "/" + collection + "/"
+	hits := make([]Hit, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		c := math.NaN()
+		if len(h.Sort) > 0 {
+			if i, err := numeric.PrefixCoded(h.Sort[0]).Int64(); err == nil {
+				c = numeric.Int64ToFloat64(i)
+			}
+		}
+		hits = append(hits, Hit{ID: strings.TrimPrefix(h.ID, pre), CreatedMs: c})
+	}
+	return hits, nil
+}
+
+func (x *Index) search(project, collection string, words []string, limit int, order []string) (*bleve.SearchResult, error) {
 	var q query.Query
 	qs := []query.Query{}
 	for _, w := range words {
@@ -220,7 +276,7 @@ func (x *Index) Search(project, collection string, words []string, limit int) ([
 	}
 	req := bleve.NewSearchRequestOptions(q, limit+1, 0, false)
 	req.Score = "none"
-	req.SortBy([]string{"_id"})
+	req.SortBy(order)
 	res, err := x.b.Search(req)
 	if err != nil {
 		return nil, fmt.Errorf("title: search: %w", err)
@@ -228,10 +284,5 @@ func (x *Index) Search(project, collection string, words []string, limit int) ([
 	if len(res.Hits) > limit {
 		return nil, ErrTooMany
 	}
-	pre := project + "/" + collection + "/"
-	ids := make([]string, 0, len(res.Hits))
-	for _, h := range res.Hits {
-		ids = append(ids, strings.TrimPrefix(h.ID, pre))
-	}
-	return ids, nil
+	return res, nil
 }

@@ -2,6 +2,7 @@ package title
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -16,11 +17,13 @@ func TestSearch(t *testing.T) {
 	}
 	b := x.NewBatch()
 	for id, title := range map[string]string{"1": "Hello world", "2": "Hello again", "3": "Wasm at the EDGE", "4": "Café crème"} {
-		if err := b.Put("p", "c", id, title); err != nil {
+		n, _ := strconv.Atoi(id)
+		if err := b.Put("p", "c", id, title, float64(100-n)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_ = b.Put("q", "c", "9", "Hello elsewhere")
+	_ = b.Put("q", "c", "9", "Hello elsewhere", 1)
+	_ = b.Put("p", "c", "5", "Hello tie", 98) // same createdAt as 2: ties go by id
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +31,7 @@ func TestSearch(t *testing.T) {
 		q    string
 		want []string
 	}{
-		{"hel", []string{"1", "2"}},
+		{"hel", []string{"1", "2", "5"}},
 		{"HELLO wor", []string{"1"}},
 		{"edge", []string{"3"}},
 		{"caf", []string{"4"}},
@@ -40,9 +43,19 @@ func TestSearch(t *testing.T) {
 			t.Errorf("Search(%q) = %v, %v; want %v", tc.q, got, err, tc.want)
 		}
 		for _, id := range tc.want {
-			if !Matches(Words(tc.q), map[string]string{"1": "Hello world", "2": "Hello again", "3": "Wasm at the EDGE", "4": "Café crème"}[id]) {
+			if !Matches(Words(tc.q), map[string]string{"1": "Hello world", "2": "Hello again", "3": "Wasm at the EDGE", "4": "Café crème", "5": "Hello tie"}[id]) {
 				t.Errorf("Matches(%q) disagrees with the index on %s", tc.q, id)
 			}
+		}
+	}
+	for _, desc := range []bool{false, true} {
+		hits, err := x.SearchSorted("p", "c", Words("hel"), 10, desc)
+		want := []Hit{{"2", 98}, {"5", 98}, {"1", 99}}
+		if desc {
+			want = []Hit{{"1", 99}, {"5", 98}, {"2", 98}}
+		}
+		if err != nil || !reflect.DeepEqual(hits, want) {
+			t.Errorf("SearchSorted(hel, desc=%v) = %v, %v; want %v", desc, hits, err, want)
 		}
 	}
 	if _, err := x.Search("p", "c", Words("h"), 1); err != ErrTooMany {

@@ -52,6 +52,17 @@ func titleOf(r *record) string {
 	return ""
 }
 
+// createdMsOf is the record's createdAt in epoch milliseconds (0 when unreadable).
+func createdMsOf(r *record) float64 {
+	if v := r.values(fieldCreatedAt); len(v) == 1 {
+		if t, err := fields.Decode(v[0]); err == nil {
+			f, _ := t.(float64)
+			return f
+		}
+	}
+	return 0
+}
+
 // rebuildTitles indexes the title of every published record.
 func (s *Service) rebuildTitles(ctx context.Context) error {
 	s.titleMu.Lock()
@@ -66,7 +77,7 @@ func (s *Service) rebuildTitles(ctx context.Context) error {
 				return false, err
 			}
 			if r.published {
-				if err := b.Put(project, coll, id, titleOf(r)); err != nil {
+				if err := b.Put(project, coll, id, titleOf(r), createdMsOf(r)); err != nil {
 					return false, err
 				}
 			}
@@ -112,7 +123,7 @@ func (s *Service) drainTitlesErr(ctx context.Context) error {
 				}
 				if r == nil || !r.published {
 					b.Delete(project, coll, id)
-				} else if err := b.Put(project, coll, id, titleOf(r)); err != nil {
+				} else if err := b.Put(project, coll, id, titleOf(r), createdMsOf(r)); err != nil {
 					return false, err
 				}
 				return len(keys) < 5000, nil

@@ -282,6 +282,12 @@ func getRecord(txn *store.Txn, project, coll, id string) (*record, error) {
 func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*record, error) {
 	txn := rd.txn
 	want := p.limit + 1
+	if len(p.words) > 0 && len(p.filters) == 0 && len(p.sort) == 1 && p.sort[0].Field == fieldCreatedAt {
+		recs, done, err := s.collectByTitle(rd, p, want)
+		if err != nil || done {
+			return recs, err
+		}
+	}
 	ids, ok, err := s.candidates(txn, p)
 	if err != nil {
 		return nil, err
@@ -356,6 +362,49 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 		return nil, err
 	}
 	return topK(p, recs, tuples, want), nil
+}
+
+// collectByTitle answers q without filters in createdAt order from the title index, which
+// returns its matches in that order: records are read in it, from the cursor on, until want
+// match, so a page reads about want records however many titles match. done is false when the
+// index has too many matches (the caller plans as usual). Every record is re-checked, and the
+// page is ordered by the records' own values, so a lagging index can miss a record but never
+// return a wrong one.
+func (s *Service) collectByTitle(rd *recReader, p *plan, want int) (recs []*record, done bool, err error) {
+	desc := p.sort[0].Desc
+	hits, err := s.titles.SearchSorted(p.sch.Project, p.sch.Name, p.words, s.qLimit, desc)
+	if errors.Is(err, title.ErrTooMany) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var tuples []tuple
+	for _, h := range hits {
+		if p.after != nil && !math.IsNaN(h.CreatedMs) {
+			t := tuple{vals: [][]byte{fields.Number(h.CreatedMs)}, id: h.ID}
+			if p.compare(t, *p.after) <= 0 {
+				continue
+			}
+		}
+		r, err := rd.get(p.sch.Project, p.sch.Name, h.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		if r == nil || !p.match(r) {
+			continue
+		}
+		t := p.tupleOf(r)
+		if p.after != nil && p.compare(t, *p.after) <= 0 {
+			continue
+		}
+		recs = append(recs, r)
+		tuples = append(tuples, t)
+		if len(recs) >= want {
+			break
+		}
+	}
+	return topK(p, recs, tuples, want), true, nil
 }
 
 // topK sorts records by their tuples and keeps the first k.
