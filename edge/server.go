@@ -83,14 +83,18 @@ func New(o Options) (*Server, error) {
 		BodyLimit:             MaxBodyBytes,
 		// Bodies are streamed to handlers: uploads (files PUT) are copied to storage as they
 		// arrive; c.Body() still reads a whole (limited) body for everyone else.
-		StreamRequestBody:       true,
-		ReadTimeout:             30 * time.Second,
-		WriteTimeout:            60 * time.Second,
-		IdleTimeout:             120 * time.Second,
-		UnescapePath:            true,
-		EnableTrustedProxyCheck: true,
-		TrustedProxies:          cfg.TrustedProxies,
-		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
+		StreamRequestBody: true,
+		// Products read multipart bodies themselves (forms), after the key is checked; a
+		// pre-parse by fasthttp would answer a malformed body 400 before authentication,
+		// without CORS headers and with the parser's text as the message.
+		DisablePreParseMultipartForm: true,
+		ReadTimeout:                  30 * time.Second,
+		WriteTimeout:                 60 * time.Second,
+		IdleTimeout:                  120 * time.Second,
+		UnescapePath:                 true,
+		EnableTrustedProxyCheck:      true,
+		TrustedProxies:               cfg.TrustedProxies,
+		ProxyHeader:                  proxyHeader(cfg.TrustedProxies),
 	})
 	refuseOversize(app)
 	s := &Server{app: app, log: log, metrics: newHTTPMetrics(reg)}

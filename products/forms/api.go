@@ -157,7 +157,9 @@ func decodeJSON(body []byte) (map[string]any, error) {
 // (the body is at most 10 MB and already in memory).
 func decodeMultipart(body []byte, boundary string) (map[string]any, map[string][]FilePart, error) {
 	bad := func(err error) error {
-		return httpx.New(400, httpx.CodeValidationFailed, "the multipart body is malformed", err)
+		e := httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+		e.Err = err
+		return e
 	}
 	if boundary == "" {
 		return nil, nil, bad(errors.New("no boundary"))

@@ -419,3 +419,58 @@ func TestEmbedOwnHost(t *testing.T) {
 		t.Errorf("iframe page on the embed host = %s", page)
 	}
 }
+
+// TestMalformedMultipart: a broken multipart body is checked by the forms product after the
+// key (so no key is still 401 with WWW-Authenticate and CORS), and refused 400
+// VALIDATION_FAILED with details, never with the parser's text.
+func TestMalformedMultipart(t *testing.T) {
+	t.Parallel()
+	e := start(t, nil)
+	tests := []struct {
+		name   string
+		key    string
+		ctype  string
+		body   string
+		status int
+		code   string
+	}{
+		{"no key, broken body", "", "multipart/form-data; boundary=xyz", "garbage", 401, "-"},
+		{"bad key, broken body", "pk_live_nope_nope", "multipart/form-data; boundary=xyz", "garbage", 401, "-"},
+		{"broken body", "pk_live_demo_web", "multipart/form-data; boundary=xyz", "garbage", 400, "VALIDATION_FAILED"},
+		{"no boundary", "pk_live_demo_web", "multipart/form-data", "garbage", 400, "VALIDATION_FAILED"},
+		{"unknown form, broken body", "pk_live_demo_web", "multipart/form-data; boundary=xyz", "garbage", 404, "FORM_NOT_FOUND"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := submit
+			if tc.code == "FORM_NOT_FOUND" {
+				path = "/forms/forms/nope/submit"
+			}
+			h := []string{"Content-Type", tc.ctype, "Origin", "https://site.example"}
+			if tc.key != "" {
+				h = append(h, "X-API-Key", tc.key)
+			}
+			r := e.Do("POST", path, strings.NewReader(tc.body), h...)
+			if r.Status != tc.status || (tc.code == "-" && r.Code() != "") || (tc.code != "-" && r.Code() != tc.code) {
+				t.Fatalf("POST %s (%s) = %d %s, want %d %s", path, tc.name, r.Status, r.Body, tc.status, tc.code)
+			}
+			if got := r.Header.Get("Access-Control-Allow-Origin"); got != "*" {
+				t.Errorf("POST %s (%s): Access-Control-Allow-Origin = %q, want *", path, tc.name, got)
+			}
+			if tc.status == 401 && r.Header.Get("WWW-Authenticate") == "" {
+				t.Errorf("POST %s (%s): 401 without WWW-Authenticate", path, tc.name)
+			}
+			if strings.Contains(string(r.Body), "NextPart") || strings.Contains(string(r.Body), "cannot read") {
+				t.Errorf("POST %s (%s): body %s carries the parser's text", path, tc.name, r.Body)
+			}
+			if tc.code == "VALIDATION_FAILED" {
+				var b struct {
+					Details []struct{ Field, Problem string }
+				}
+				if err := json.Unmarshal(r.Body, &b); err != nil || len(b.Details) != 1 || b.Details[0].Field != "body" {
+					t.Errorf("POST %s (%s): details %s, want one problem for field body", path, tc.name, r.Body)
+				}
+			}
+		})
+	}
+}
