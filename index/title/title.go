@@ -40,7 +40,7 @@ const (
 	fieldScope   = "s"
 	fieldTitle   = "t"
 	fieldCreated = "c"
-	analyzer   = "words"
+	analyzer     = "words"
 	// completeKey marks an index whose initial build finished, with the term format.
 	completeKey = "complete"
 	// formatVersion 2: title terms are "<project>/<collection>:<word>", so a prefix query
@@ -217,9 +217,19 @@ func Matches(q []string, title string) bool {
 // Search returns the ids (in id order) of the records of project/collection whose title matches words
 // (from Words). More than limit matches gives ErrTooMany.
 func (x *Index) Search(project, collection string, words []string, limit int) ([]string, error) {
-	res, err := x.search(project, collection, words, limit, []string{"_id"})
+	// A first page of firstPage hits: bleve allocates a match per requested hit, so asking
+	// for limit+1 up front would cost megabytes per query; the total says whether more exist.
+	res, err := x.search(project, collection, words, min(limit+1, firstPage), []string{"_id"}, nil)
 	if err != nil {
 		return nil, err
+	}
+	if res.Total > uint64(limit) {
+		return nil, ErrTooMany
+	}
+	if int(res.Total) > len(res.Hits) {
+		if res, err = x.search(project, collection, words, int(res.Total), []string{"_id"}, nil); err != nil {
+			return nil, err
+		}
 	}
 	pre := project + "/" + collection + "/"
 	ids := make([]string, 0, len(res.Hits))
@@ -229,6 +239,9 @@ func (x *Index) Search(project, collection string, words []string, limit int) ([
 	return ids, nil
 }
 
+// firstPage is the size of Search's first request.
+const firstPage = 1024
+
 // Hit is a match of SearchSorted: a record id and the createdAt (epoch milliseconds) the
 // index holds for it.
 type Hit struct {
@@ -236,14 +249,21 @@ type Hit struct {
 	CreatedMs float64
 }
 
-// SearchSorted is Search ordered by createdAt then id (both descending with desc), the order
-// of the records product's default sort, read from the index's doc values.
-func (x *Index) SearchSorted(project, collection string, words []string, limit int, desc bool) ([]Hit, error) {
+// SearchSorted returns up to size matches ordered by createdAt then id (both descending with
+// desc), the order of the records product's default sort, from the index's doc values. With
+// after, only the matches past that position are returned, so a caller pages through any
+// number of matches.
+func (x *Index) SearchSorted(project, collection string, words []string, after *Hit, size int, desc bool) ([]Hit, error) {
 	order := []string{fieldCreated, "_id"}
 	if desc {
 		order = []string{"-" + fieldCreated, "-_id"}
 	}
-	res, err := x.search(project, collection, words, limit, order)
+	var sa []string
+	if after != nil {
+		c := numeric.MustNewPrefixCodedInt64(numeric.Float64ToInt64(after.CreatedMs), 0)
+		sa = []string{string(c), DocID(project, collection, after.ID)}
+	}
+	res, err := x.search(project, collection, words, size, order, sa)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +281,7 @@ func (x *Index) SearchSorted(project, collection string, words []string, limit i
 	return hits, nil
 }
 
-func (x *Index) search(project, collection string, words []string, limit int, order []string) (*bleve.SearchResult, error) {
+func (x *Index) search(project, collection string, words []string, size int, order, after []string) (*bleve.SearchResult, error) {
 	var q query.Query
 	qs := []query.Query{}
 	for _, w := range words {
@@ -274,15 +294,13 @@ func (x *Index) search(project, collection string, words []string, limit int, or
 	} else {
 		q = bleve.NewConjunctionQuery(qs...)
 	}
-	req := bleve.NewSearchRequestOptions(q, limit+1, 0, false)
+	req := bleve.NewSearchRequestOptions(q, size, 0, false)
 	req.Score = "none"
 	req.SortBy(order)
+	req.SearchAfter = after
 	res, err := x.b.Search(req)
 	if err != nil {
 		return nil, fmt.Errorf("title: search: %w", err)
-	}
-	if len(res.Hits) > limit {
-		return nil, ErrTooMany
 	}
 	return res, nil
 }

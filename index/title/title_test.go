@@ -49,13 +49,29 @@ func TestSearch(t *testing.T) {
 		}
 	}
 	for _, desc := range []bool{false, true} {
-		hits, err := x.SearchSorted("p", "c", Words("hel"), 10, desc)
+		hits, err := x.SearchSorted("p", "c", Words("hel"), nil, 10, desc)
 		want := []Hit{{"2", 98}, {"5", 98}, {"1", 99}}
 		if desc {
 			want = []Hit{{"1", 99}, {"5", 98}, {"2", 98}}
 		}
 		if err != nil || !reflect.DeepEqual(hits, want) {
 			t.Errorf("SearchSorted(hel, desc=%v) = %v, %v; want %v", desc, hits, err, want)
+		}
+		var paged []Hit
+		var after *Hit
+		for i := 0; i < 5; i++ {
+			page, err := x.SearchSorted("p", "c", Words("hel"), after, 2, desc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paged = append(paged, page...)
+			if len(page) < 2 {
+				break
+			}
+			after = &page[len(page)-1]
+		}
+		if !reflect.DeepEqual(paged, want) {
+			t.Errorf("SearchSorted(hel, desc=%v) in pages of 2 = %v; want %v", desc, paged, want)
 		}
 	}
 	if _, err := x.Search("p", "c", Words("h"), 1); err != ErrTooMany {

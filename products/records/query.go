@@ -283,10 +283,7 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 	txn := rd.txn
 	want := p.limit + 1
 	if len(p.words) > 0 && len(p.filters) == 0 && len(p.sort) == 1 && p.sort[0].Field == fieldCreatedAt {
-		recs, done, err := s.collectByTitle(rd, p, want)
-		if err != nil || done {
-			return recs, err
-		}
+		return s.collectByTitle(rd, p, want)
 	}
 	ids, ok, err := s.candidates(txn, p)
 	if err != nil {
@@ -365,46 +362,52 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 }
 
 // collectByTitle answers q without filters in createdAt order from the title index, which
-// returns its matches in that order: records are read in it, from the cursor on, until want
-// match, so a page reads about want records however many titles match. done is false when the
-// index has too many matches (the caller plans as usual). Every record is re-checked, and the
-// page is ordered by the records' own values, so a lagging index can miss a record but never
-// return a wrong one.
-func (s *Service) collectByTitle(rd *recReader, p *plan, want int) (recs []*record, done bool, err error) {
+// returns its matches in that order from the cursor on, in batches: records are read in that
+// order until want match, so a page reads about want records however many titles match.
+// Every record is re-checked, and the page is ordered by the records' own values, so a
+// lagging index can miss a record but never return a wrong one.
+func (s *Service) collectByTitle(rd *recReader, p *plan, want int) ([]*record, error) {
 	desc := p.sort[0].Desc
-	hits, err := s.titles.SearchSorted(p.sch.Project, p.sch.Name, p.words, s.qLimit, desc)
-	if errors.Is(err, title.ErrTooMany) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	var tuples []tuple
-	for _, h := range hits {
-		if p.after != nil && !math.IsNaN(h.CreatedMs) {
-			t := tuple{vals: [][]byte{fields.Number(h.CreatedMs)}, id: h.ID}
-			if p.compare(t, *p.after) <= 0 {
-				continue
+	var after *title.Hit
+	if p.after != nil {
+		if c, err := fields.Decode(p.after.vals[0]); err == nil {
+			if f, ok := c.(float64); ok {
+				after = &title.Hit{ID: p.after.id, CreatedMs: f}
 			}
 		}
-		r, err := rd.get(p.sch.Project, p.sch.Name, h.ID)
-		if err != nil {
-			return nil, false, err
-		}
-		if r == nil || !p.match(r) {
-			continue
-		}
-		t := p.tupleOf(r)
-		if p.after != nil && p.compare(t, *p.after) <= 0 {
-			continue
-		}
-		recs = append(recs, r)
-		tuples = append(tuples, t)
-		if len(recs) >= want {
-			break
-		}
 	}
-	return topK(p, recs, tuples, want), true, nil
+	var recs []*record
+	var tuples []tuple
+	batch := 2 * want
+	for {
+		hits, err := s.titles.SearchSorted(p.sch.Project, p.sch.Name, p.words, after, batch, desc)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			r, err := rd.get(p.sch.Project, p.sch.Name, h.ID)
+			if err != nil {
+				return nil, err
+			}
+			if r == nil || !p.match(r) {
+				continue
+			}
+			t := p.tupleOf(r)
+			if p.after != nil && p.compare(t, *p.after) <= 0 {
+				continue
+			}
+			recs = append(recs, r)
+			tuples = append(tuples, t)
+			if len(recs) >= want {
+				return topK(p, recs, tuples, want), nil
+			}
+		}
+		if len(hits) < batch || math.IsNaN(hits[len(hits)-1].CreatedMs) {
+			return topK(p, recs, tuples, want), nil
+		}
+		after = &hits[len(hits)-1]
+		batch = min(batch*4, 4096)
+	}
 }
 
 // topK sorts records by their tuples and keeps the first k.
