@@ -33,6 +33,7 @@ func (p *corsProbe) Mount(r fiber.Router) {
 	ok := func(c *fiber.Ctx) error { return c.SendStatus(http.StatusOK) }
 	p.auth.Handle(r, http.MethodGet, "/browser", auth.Rule{Product: "membership", PublishableOnly: true, AllowTest: true, NeedProject: true}, ok)
 	p.auth.Handle(r, http.MethodPost, "/server", auth.Rule{Product: "email", SecretOnly: true}, ok)
+	p.auth.Handle(r, http.MethodGet, "/bearer", auth.Rule{Product: "membership", AllowTest: true, Bearer: true}, ok)
 }
 
 // TestCORSOnRefusals checks that a publishable-key route's refusals are readable by a page
@@ -49,15 +50,18 @@ func TestCORSOnRefusals(t *testing.T) {
 		name, method, path, key string
 		status                  int
 		code, allowOrigin       string
+		wwwAuth                 string // expected WWW-Authenticate on a 401
 	}{
-		{"browser ok", "GET", "/probe/browser", "pk_test_demo_member", 200, "", "*"},
-		{"browser no key", "GET", "/probe/browser", "", 401, "", "*"},
-		{"browser unknown key", "GET", "/probe/browser", "pk_live_nobody_has_this", 401, "", "*"},
-		{"browser wrong product", "GET", "/probe/browser", "sk_live_demo_server", 403, "FORBIDDEN", "*"},
-		{"browser org-only key", "GET", "/probe/browser", "pk_live_acme_org_member", 400, "API_KEY_REQUIRES_PROJECT_SCOPE", "*"},
-		{"server ok", "POST", "/probe/server", "sk_live_demo_server", 200, "", ""},
-		{"server no key", "POST", "/probe/server", "", 401, "", ""},
-		{"server publishable key", "POST", "/probe/server", "pk_live_demo_web", 403, "SECRET_KEY_REQUIRED", ""},
+		{"browser ok", "GET", "/probe/browser", "pk_test_demo_member", 200, "", "*", ""},
+		{"browser no key", "GET", "/probe/browser", "", 401, "", "*", `ApiKey header="X-API-Key"`},
+		{"browser unknown key", "GET", "/probe/browser", "pk_live_nobody_has_this", 401, "", "*", `ApiKey header="X-API-Key"`},
+		{"bearer route no key", "GET", "/probe/bearer", "", 401, "", "*", `ApiKey header="X-API-Key", Bearer`},
+		{"bearer route ok", "GET", "/probe/bearer", "pk_test_demo_member", 200, "", "*", ""},
+		{"browser wrong product", "GET", "/probe/browser", "sk_live_demo_server", 403, "FORBIDDEN", "*", ""},
+		{"browser org-only key", "GET", "/probe/browser", "pk_live_acme_org_member", 400, "API_KEY_REQUIRES_PROJECT_SCOPE", "*", ""},
+		{"server ok", "POST", "/probe/server", "sk_live_demo_server", 200, "", "", ""},
+		{"server no key", "POST", "/probe/server", "", 401, "", "", `ApiKey header="X-API-Key"`},
+		{"server publishable key", "POST", "/probe/server", "pk_live_demo_web", 403, "SECRET_KEY_REQUIRED", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,6 +76,16 @@ func TestCORSOnRefusals(t *testing.T) {
 			}
 			if got := r.Header.Get("Access-Control-Allow-Origin"); got != tc.allowOrigin {
 				t.Errorf("%s %s: Access-Control-Allow-Origin = %q, want %q", tc.method, tc.path, got, tc.allowOrigin)
+			}
+			wantExpose := ""
+			if tc.allowOrigin == "*" {
+				wantExpose = auth.ExposedHeaders
+			}
+			if got := r.Header.Get("Access-Control-Expose-Headers"); got != wantExpose {
+				t.Errorf("%s %s: Access-Control-Expose-Headers = %q, want %q", tc.method, tc.path, got, wantExpose)
+			}
+			if got := r.Header.Get("WWW-Authenticate"); tc.status == 401 && got != tc.wwwAuth {
+				t.Errorf("%s %s: WWW-Authenticate = %q, want %q", tc.method, tc.path, got, tc.wwwAuth)
 			}
 		})
 	}

@@ -80,16 +80,29 @@ func (a *Authenticator) Require(rule Rule) fiber.Handler {
 			if !rule.SecretOnly {
 				// Browsers may read why a publishable-key route refused them (401, 403, 400):
 				// the answer holds no data, only the code.
-				c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+				allowBrowsers(c)
+			}
+			if rule.Bearer && errors.Is(err, httpx.ErrUnauthorized) {
+				c.Set(fiber.HeaderWWWAuthenticate, `ApiKey header="X-API-Key", Bearer`)
 			}
 			return err
 		}
 		if !rule.SecretOnly && key.Kind == Publishable {
-			c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+			allowBrowsers(c)
 		}
 		c.Locals(keyLocal{}, key)
 		return c.Next()
 	}
+}
+
+// ExposedHeaders are the response headers a page may read on publishable-key routes, beyond
+// the CORS-safelisted ones: Retry-After of a 429, the ETag of GET /config, the request id.
+const ExposedHeaders = "Retry-After, ETag, X-Request-Id"
+
+// allowBrowsers opens a publishable-key answer to pages of any origin.
+func allowBrowsers(c *fiber.Ctx) {
+	c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
+	c.Set(fiber.HeaderAccessControlExposeHeaders, ExposedHeaders)
 }
 
 // Check authenticates a key value against rule without HTTP, returning the key or the API error.
