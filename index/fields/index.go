@@ -86,6 +86,11 @@ type ScanOptions struct {
 // Scan visits the entries below prefix whose value lies in o.Range, in value then id order
 // (both descending when Reverse), keys only. fn returns false to stop.
 func Scan(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc []byte, id string) (bool, error)) error {
+	return ScanBytes(txn, prefix, o, func(enc, id []byte) (bool, error) { return fn(enc, string(id)) })
+}
+
+// ScanBytes is Scan with the id as bytes, valid only during the call (no allocation per entry).
+func ScanBytes(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc, id []byte) (bool, error)) error {
 	var start []byte
 	if !o.Reverse {
 		if o.Range.Lo.Value != nil {
@@ -106,10 +111,12 @@ func Scan(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc []byte, id s
 		if o.After != nil && bytes.Equal(k, o.After) {
 			return true, nil
 		}
-		enc, id, err := Split(prefix, k)
+		rest := k[len(prefix):]
+		n, err := Len(rest)
 		if err != nil {
 			return false, err
 		}
+		enc, id := rest[:n], rest[n:]
 		if !o.Range.Contains(enc) {
 			// Past the far end of the range: stop; before the near end (exclusive bound): skip.
 			if o.Reverse {

@@ -666,38 +666,85 @@ func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want i
 // read; without any, every record is read.
 func (s *Service) each(ctx context.Context, rd *recReader, p *plan, fn func(r *record)) error {
 	txn := rd.txn
-	var set map[string]struct{}
+	// The first id set is materialised (ids → slot); every further set is walked keys-only
+	// and only advances the round of the ids it shares, without allocating per entry.
+	var slot map[string]int32
+	var round []uint16
+	var cur uint16
 	have := false
-	intersect := func(ids []string) {
-		next := make(map[string]struct{}, min(len(ids), len(set)+1))
+	first := func(ids []string) {
+		slot = make(map[string]int32, len(ids))
+		round = make([]uint16, 0, len(ids))
 		for _, id := range ids {
-			if _, in := set[id]; !have || in {
-				next[id] = struct{}{}
+			if _, dup := slot[id]; !dup {
+				slot[id] = int32(len(round))
+				round = append(round, 0)
 			}
 		}
-		set, have = next, true
+		have = true
 	}
 	if len(p.words) > 0 {
 		ids, err := s.titles.Search(p.sch.Project, p.sch.Name, p.words, s.qLimit)
 		switch {
 		case err == nil:
-			intersect(ids)
+			first(ids)
 		case !errors.Is(err, title.ErrTooMany):
 			return err
 		}
 	}
+	// Materialise the filter known to be smallest (per-value counters), walk the others.
+	order := make([]int, 0, len(p.filters))
+	known := make([]int64, len(p.filters))
 	for i := range p.filters {
 		f := &p.filters[i]
-		ranges := filterRanges(f)
-		if ranges == nil {
+		if filterRanges(f) == nil {
 			continue
 		}
-		ids, _, err := collectIDs(txn, idxPrefix(p.sch.Project, p.sch.Name, f.Field), ranges, math.MaxInt)
-		if err != nil {
-			return err
+		known[i] = math.MaxInt64
+		if f.f.Groupable() && (f.Op == "eq" || f.Op == "in") {
+			var n int64
+			for _, v := range f.Values {
+				c, err := readCounter(txn, append(groupPrefix(p.sch.Project, p.sch.Name, f.Field), v...))
+				if err != nil {
+					return err
+				}
+				n += c
+			}
+			known[i] = n
 		}
-		intersect(ids)
-		if len(set) == 0 {
+		order = append(order, i)
+	}
+	sort.SliceStable(order, func(a, b int) bool { return known[order[a]] < known[order[b]] })
+	for _, i := range order {
+		f := &p.filters[i]
+		ranges := filterRanges(f)
+		prefix := idxPrefix(p.sch.Project, p.sch.Name, f.Field)
+		if !have {
+			ids, _, err := collectIDs(txn, prefix, ranges, math.MaxInt)
+			if err != nil {
+				return err
+			}
+			first(ids)
+		} else {
+			hits := 0
+			for _, r := range ranges {
+				err := fields.ScanBytes(txn, prefix, fields.ScanOptions{Range: r}, func(_, id []byte) (bool, error) {
+					if j, ok := slot[string(id)]; ok && round[j] == cur {
+						round[j] = cur + 1
+						hits++
+					}
+					return true, nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			cur++
+			if hits == 0 {
+				return nil
+			}
+		}
+		if len(round) == 0 {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
@@ -705,8 +752,11 @@ func (s *Service) each(ctx context.Context, rd *recReader, p *plan, fn func(r *r
 		}
 	}
 	if have {
-		for id := range set {
-			r, err := rd.get(p.sch.Project, p.sch.Name, id)
+		for id, j := range slot {
+			if round[j] != cur {
+				continue
+			}
+			r, err := rd.peek(p.sch.Project, p.sch.Name, id)
 			if err != nil {
 				return err
 			}

@@ -203,6 +203,14 @@ func (rd *recReader) get(project, coll, id string) (*record, error) {
 	return r, err
 }
 
+// peek is get without caching what it reads (aggregates read many records once).
+func (rd *recReader) peek(project, coll, id string) (*record, error) {
+	if r, ok := rd.s.hot.Peek(string(recKey(project, coll, id))); ok {
+		return r, nil
+	}
+	return getRecord(rd.txn, project, coll, id)
+}
+
 // invalidate forgets cached records after a commit that wrote them (all when keys is nil).
 func (s *Service) invalidate(keys []string) {
 	if keys == nil {
