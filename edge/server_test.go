@@ -2,6 +2,7 @@ package edge_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -276,5 +277,53 @@ func TestCompressedBodyRefused(t *testing.T) {
 	r := h.Do("POST", "/probe/small", "x", "X-API-Key", "pk_live_demo_web", "Content-Encoding", "gzip")
 	if r.Status != 415 || r.Code() != "UNSUPPORTED_CONTENT_ENCODING" {
 		t.Errorf("gzip body = %d %s, want 415 UNSUPPORTED_CONTENT_ENCODING", r.Status, r.Body)
+	}
+}
+
+// TestMalformedRequests: requests the HTTP layer refuses before any route still get the
+// envelope: 400 VALIDATION_FAILED with details, other statuses their own code, never the
+// parser's text and never VALIDATION_FAILED with a status other than 400.
+func TestMalformedRequests(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	tests := []struct {
+		name   string
+		raw    string
+		status int
+		code   string
+	}{
+		{"bad content length", "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, "VALIDATION_FAILED"},
+		{"bad request line", "BLAH\r\n\r\n", 400, "VALIDATION_FAILED"},
+		{"huge header", "GET /probe/public HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 9000) + "\r\n\r\n", 431, "HEADERS_TOO_LARGE"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(h.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, tc.raw); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("%s: reading the answer: %v", tc.name, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			r := &edgetest.Response{Status: resp.StatusCode, Header: resp.Header, Body: body}
+			if r.Status != tc.status || r.Code() != tc.code {
+				t.Fatalf("%s = %d %s, want %d %s", tc.name, r.Status, body, tc.status, tc.code)
+			}
+			if tc.code == "VALIDATION_FAILED" {
+				var b struct{ Details []httpx.FieldProblem }
+				if err := json.Unmarshal(body, &b); err != nil || len(b.Details) == 0 {
+					t.Errorf("%s: VALIDATION_FAILED without details: %s", tc.name, body)
+				}
+			}
+			if strings.Contains(string(body), "Content-Length") || strings.Contains(string(body), "Request Header Fields") {
+				t.Errorf("%s: body carries the parser's text: %s", tc.name, body)
+			}
+		})
 	}
 }

@@ -78,6 +78,10 @@ const (
 	CodeRateLimited      = "RATE_LIMITED"
 	CodeInternal         = "INTERNAL"
 	CodeInvalidCursor    = "INVALID_CURSOR"
+	// Codes of requests refused by the HTTP layer before any route runs.
+	CodeHeadersTooLarge = "HEADERS_TOO_LARGE" // 431
+	CodeRequestTimeout  = "REQUEST_TIMEOUT"   // 408
+	CodeBadRequest      = "BAD_REQUEST"       // any other 4xx of the HTTP layer
 )
 
 // Shared API errors.

@@ -45,9 +45,19 @@ func fromFiber(err error) *Error {
 			return ErrTooLarge
 		case fiber.StatusMethodNotAllowed:
 			return New(405, "METHOD_NOT_ALLOWED", "method not allowed", err)
+		case fiber.StatusBadRequest:
+			// A request the HTTP layer could not parse: VALIDATION_FAILED keeps its details
+			// (decisions.md section 2); the parser's own text stays the internal cause.
+			e := Validation(FieldProblem{Field: "request", Problem: "is not a well-formed HTTP request"})
+			e.Err = err
+			return e
+		case fiber.StatusRequestHeaderFieldsTooLarge:
+			return New(fe.Code, CodeHeadersTooLarge, "the request headers are too large", err)
+		case fiber.StatusRequestTimeout:
+			return New(fe.Code, CodeRequestTimeout, "the request was not received in time", err)
 		}
 		if fe.Code < 500 {
-			return New(fe.Code, CodeValidationFailed, fe.Message, err)
+			return New(fe.Code, CodeBadRequest, "the request was refused by the HTTP layer", err)
 		}
 	}
 	return As(err)
