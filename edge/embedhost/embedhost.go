@@ -99,8 +99,23 @@ var (
 	keyRe  = regexp.MustCompile(`^pk_(live|test)_[A-Za-z0-9_-]{4,248}$`)
 )
 
-// ErrBadEmbed is an iframe URL with a malformed slug or key.
+// ErrBadEmbed is an iframe URL with a malformed slug or key (400 VALIDATION_FAILED; the
+// answer's details name which of the two).
 var ErrBadEmbed = httpx.New(400, httpx.CodeValidationFailed, "the embed URL needs a form slug and ?key=pk_live_...", nil)
+
+// badEmbed returns ErrBadEmbed's code with details naming the bad parts of the URL.
+func badEmbed(slugOK, keyOK bool) error {
+	var p []httpx.FieldProblem
+	if !slugOK {
+		p = append(p, httpx.FieldProblem{Field: "slug", Problem: "must be a form slug"})
+	}
+	if !keyOK {
+		p = append(p, httpx.FieldProblem{Field: "key", Problem: "must be a publishable key (pk_live_... or pk_test_...)"})
+	}
+	e := httpx.Validation(p...)
+	e.Message = ErrBadEmbed.Message
+	return e
+}
 
 var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en">
@@ -124,8 +139,8 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 // loads the definition; here only its shape is.
 func (h *Host) page(c *fiber.Ctx) error {
 	slug, key := c.Params("slug"), c.Query("key")
-	if !slugRe.MatchString(slug) || !keyRe.MatchString(key) {
-		return ErrBadEmbed
+	if slugOK, keyOK := slugRe.MatchString(slug), keyRe.MatchString(key); !slugOK || !keyOK {
+		return badEmbed(slugOK, keyOK)
 	}
 	var b strings.Builder
 	if err := pageTmpl.Execute(&b, map[string]string{"Slug": slug, "Key": key, "API": h.formsBase, "Embed": h.embedURL}); err != nil {

@@ -356,9 +356,23 @@ func TestEmbedHost(t *testing.T) {
 	if page.Status != 200 || !strings.Contains(string(page.Body), `data-gatehouse-form="contact"`) || !strings.Contains(string(page.Body), `data-key="pk_live_demo_web"`) {
 		t.Errorf("iframe page = %d %s", page.Status, page.Body)
 	}
-	for _, bad := range []string{"/embed/f/contact", "/embed/f/contact?key=%22%3E%3Cscript%3E", "/embed/f/Bad%20Slug?key=pk_live_demo_web"} {
-		if r := e.Do("GET", bad, nil); r.Status != 400 {
-			t.Errorf("GET %s = %d, want 400", bad, r.Status)
+	for _, bad := range []struct{ path, fields string }{
+		{"/embed/f/contact", "key"},
+		{"/embed/f/contact?key=%22%3E%3Cscript%3E", "key"},
+		{"/embed/f/Bad%20Slug?key=pk_live_demo_web", "slug"},
+		{"/embed/f/Bad%20Slug", "slug,key"},
+	} {
+		r := e.Do("GET", bad.path, nil)
+		var body struct {
+			Details []struct{ Field, Problem string }
+		}
+		_ = json.Unmarshal(r.Body, &body)
+		var fields []string
+		for _, d := range body.Details {
+			fields = append(fields, d.Field)
+		}
+		if r.Status != 400 || r.Code() != "VALIDATION_FAILED" || strings.Join(fields, ",") != bad.fields {
+			t.Errorf("GET %s = %d %s, want 400 VALIDATION_FAILED with details for %s", bad.path, r.Status, r.Body, bad.fields)
 		}
 	}
 }
