@@ -135,7 +135,7 @@ func ScanBytes(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc, id []b
 // Count counts the entries of r below prefix, stopping at limit (returns limit then).
 func Count(txn *store.Txn, prefix []byte, r Range, limit int) (int, error) {
 	n := 0
-	err := Scan(txn, prefix, ScanOptions{Range: r}, func([]byte, string) (bool, error) {
+	err := ScanBytes(txn, prefix, ScanOptions{Range: r}, func(_, _ []byte) (bool, error) {
 		n++
 		return n < limit, nil
 	})

@@ -714,6 +714,32 @@ func (s *Service) each(ctx context.Context, rd *recReader, p *plan, fn func(r *r
 		}
 		order = append(order, i)
 	}
+	// A range of unknown size is counted keys-only (no allocation) up to the smallest known
+	// count, so that the smallest set is the one materialised.
+	if !have && len(order) > 1 {
+		least := int64(math.MaxInt64)
+		for _, i := range order {
+			least = min(least, known[i])
+		}
+		for _, i := range order {
+			if known[i] != math.MaxInt64 || least == math.MaxInt64 {
+				continue
+			}
+			var n int64
+			for _, r := range filterRanges(&p.filters[i]) {
+				c, err := fields.Count(txn, idxPrefix(p.sch.Project, p.sch.Name, p.filters[i].Field), r, int(least-n))
+				if err != nil {
+					return err
+				}
+				if n += int64(c); n >= least {
+					break
+				}
+			}
+			if n < least {
+				known[i], least = n, n
+			}
+		}
+	}
 	sort.SliceStable(order, func(a, b int) bool { return known[order[a]] < known[order[b]] })
 	for _, i := range order {
 		f := &p.filters[i]
