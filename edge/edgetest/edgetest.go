@@ -89,7 +89,9 @@ func New(t testing.TB, o Options) *Harness {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
-	db, err := store.Open(store.Options{Dir: dir + "/db", SyncWrites: cfg.Storage.SyncWrites, Logger: log})
+	db, err := store.Open(store.Options{Dir: dir + "/db", SyncWrites: cfg.Storage.SyncWrites, Logger: log,
+		BlockCacheMB: cfg.Storage.BlockCacheMB, IndexCacheMB: cfg.Storage.IndexCacheMB,
+		MemTableMB: cfg.Storage.MemTableMB, NumMemtables: cfg.Storage.NumMemtables})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		return err
 	}
 	log := newLogger(cfg, stderr)
-	db, err := store.Open(store.Options{Dir: filepath.Join(cfg.Data, "db"), SyncWrites: cfg.Storage.SyncWrites, Logger: log})
+	db, err := store.Open(storeOptions(cfg, filepath.Join(cfg.Data, "db"), log))
 	if err != nil {
 		return err
 	}
@@ -205,4 +205,11 @@ func banner(w io.Writer, cfg config.Config, addr string, doc *tenancy.Document) 
 	}
 	b.WriteString("\n")
 	_, _ = io.WriteString(w, b.String())
+}
+
+// storeOptions maps the storage.* configuration onto the store's options.
+func storeOptions(cfg config.Config, dir string, log *slog.Logger) store.Options {
+	return store.Options{Dir: dir, SyncWrites: cfg.Storage.SyncWrites, Logger: log,
+		BlockCacheMB: cfg.Storage.BlockCacheMB, IndexCacheMB: cfg.Storage.IndexCacheMB,
+		MemTableMB: cfg.Storage.MemTableMB, NumMemtables: cfg.Storage.NumMemtables}
 }
