@@ -221,3 +221,19 @@ func TestImportStreamsPastBodyLimit(t *testing.T) {
 		t.Fatalf("chunked import of %d MB = %d %+v %v", n*2250>>20, resp.StatusCode, rep, err)
 	}
 }
+
+// Array fields (multiselect, many-relations) are arrays even when a record leaves them unset.
+func TestUnsetArrayFieldsAreEmptyArrays(t *testing.T) {
+	t.Parallel()
+	h, _ := newHarness(t)
+	r := h.Admin("POST", adminPosts, map[string]any{"id": "bare", "data": map[string]any{"title": "Bare", "views": 1}})
+	if r.Status != 201 {
+		t.Fatalf("create = %d %s", r.Status, r.Body)
+	}
+	for _, path := range []string{posts + "/records/bare", posts + "/records/bare?populate=related"} {
+		body := string(h.Do("GET", path, nil, "X-API-Key", pk).Body)
+		if !strings.Contains(body, `"tags":[]`) || !strings.Contains(body, `"related":[]`) {
+			t.Errorf("GET %s = %s, want tags and related as []", path, body)
+		}
+	}
+}

@@ -228,6 +228,9 @@ func buildRecord(s *Schema, id string, published bool, data map[string]any, crea
 	for _, f := range s.Fields {
 		v := data[f.Name]
 		raw := []byte("null")
+		if f.Array {
+			raw = []byte("[]") // array fields are arrays, empty when unset
+		}
 		if v != nil {
 			if b, err := json.Marshal(v); err == nil {
 				raw = b
