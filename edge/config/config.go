@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"github.com/gatehouse-dev/gatehouse/edge/yamldoc"
 )
 
 // Config is the whole server configuration. Field tags name the YAML keys.
@@ -124,7 +124,7 @@ func (c *Config) LoadFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	if err := yaml.UnmarshalStrict(data, c); err != nil {
+	if err := yamldoc.Decode(data, c); err != nil {
 		return fmt.Errorf("config: %s: %w", path, err)
 	}
 	return nil

@@ -1,13 +1,11 @@
 package tenancy
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/gatehouse-dev/gatehouse/edge/yamldoc"
 )
 
 // MaxDocumentBytes caps a tenants document; bulk record loads go through the import endpoint.
@@ -50,66 +48,11 @@ func Parse(data []byte) (*Document, error) {
 		return nil, ErrTooLarge
 	}
 	var doc Document
-	if err := DecodeYAML(data, &doc); err != nil {
+	if err := yamldoc.Decode(data, &doc); err != nil {
 		return nil, &InvalidError{Problems: []Problem{{Path: "document", Message: err.Error()}}}
 	}
 	if err := doc.Validate(); err != nil {
 		return nil, err
 	}
 	return &doc, nil
-}
-
-// DecodeYAML decodes YAML 1.2 (so JSON too) into v through its JSON form, refusing unknown keys.
-// YAML 1.2 keeps `no`, `n` and `off` strings, so record data and option lists mean what they say.
-func DecodeYAML(data []byte, v any) error {
-	var tree any
-	if err := yaml.Unmarshal(data, &tree); err != nil {
-		return err
-	}
-	tree, err := jsonable(tree)
-	if err != nil {
-		return err
-	}
-	raw, err := json.Marshal(tree)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
-
-// jsonable turns YAML's map[string]any / map[any]any trees into what encoding/json accepts.
-func jsonable(v any) (any, error) {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			c, err := jsonable(e)
-			if err != nil {
-				return nil, err
-			}
-			t[k] = c
-		}
-		return t, nil
-	case map[any]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			c, err := jsonable(e)
-			if err != nil {
-				return nil, err
-			}
-			m[fmt.Sprint(k)] = c
-		}
-		return m, nil
-	case []any:
-		for i, e := range t {
-			c, err := jsonable(e)
-			if err != nil {
-				return nil, err
-			}
-			t[i] = c
-		}
-		return t, nil
-	}
-	return v, nil
 }
