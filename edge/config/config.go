@@ -26,8 +26,11 @@ type Config struct {
 	EmbedHost      string   `json:"embed_host"`
 	AdminToken     string   `json:"admin_token"`
 	TrustedProxies []string `json:"trusted_proxies"`
-	LogLevel       string   `json:"log_level"`
-	LogFormat      string   `json:"log_format"`
+	// MemoryLimitMB is a soft limit for the Go heap (runtime/debug.SetMemoryLimit); 0 leaves
+	// Go's default (or GOMEMLIMIT) in place.
+	MemoryLimitMB int    `json:"memory_limit_mb"`
+	LogLevel      string `json:"log_level"`
+	LogFormat     string `json:"log_format"`
 	// ShutdownTimeout bounds the graceful drain on SIGTERM.
 	ShutdownTimeout Duration `json:"shutdown_timeout"`
 	Storage         Storage  `json:"storage"`
@@ -274,6 +277,9 @@ func (c *Config) Validate() error {
 		if k.v < 0 {
 			errs = append(errs, fmt.Errorf("storage.%s must not be negative, not %d", k.name, k.v))
 		}
+	}
+	if c.MemoryLimitMB < 0 {
+		errs = append(errs, errors.New("memory_limit_mb must be 0 (no limit) or a number of MB"))
 	}
 	if c.Data == "" {
 		errs = append(errs, errors.New("data must name a folder"))

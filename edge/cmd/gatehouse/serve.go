@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,6 +78,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		return err
 	}
 	log := newLogger(cfg, stderr)
+	if cfg.MemoryLimitMB > 0 {
+		debug.SetMemoryLimit(int64(cfg.MemoryLimitMB) << 20)
+	}
 	db, err := store.Open(storeOptions(cfg, filepath.Join(cfg.Data, "db"), log))
 	if err != nil {
 		return err
