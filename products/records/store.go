@@ -280,19 +280,9 @@ func (r *record) times() (time.Time, time.Time) {
 	return c, u
 }
 
-// count reads a collection's published count.
+// readCount reads a collection's published count.
 func readCount(txn *store.Txn, project, coll string) (int64, error) {
-	v, err := txn.Get(countKey(project, coll))
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	if len(v) != 8 {
-		return 0, errCorrupt
-	}
-	return int64(binary.BigEndian.Uint64(v)), nil
+	return readCounter(txn, countKey(project, coll))
 }
 
 func writeCount(txn *store.Txn, project, coll string, n int64) error {
