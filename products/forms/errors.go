@@ -34,8 +34,6 @@ var (
 	ErrCaptchaNotConfigured = httpx.New(503, CodeCaptchaNotConfigured, "the form requires a captcha but the project has no captcha keys", nil)
 	// ErrCaptchaUnavailable is a verifier that could not give a verdict (provider down).
 	ErrCaptchaUnavailable = httpx.New(502, CodeCaptchaUnavailable, "the captcha provider could not be reached; try again", nil)
-	// ErrContentEncoding is a compressed request body (refused: inflating it has no bound).
-	ErrContentEncoding = httpx.New(415, "UNSUPPORTED_CONTENT_ENCODING", "send the body without Content-Encoding", nil)
 	// ErrSubmissionNotFound is an unknown submission or file in the inbox.
 	ErrSubmissionNotFound = httpx.New(404, CodeSubmissionNotFound, "no submission with that id", nil)
 )
