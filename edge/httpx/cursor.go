@@ -41,7 +41,7 @@ func (c *Cursors) Encode(scope string, payload []byte) string {
 
 // Decode checks cursor against scope and returns its payload, or ErrInvalidCursor.
 func (c *Cursors) Decode(scope, cursor string) ([]byte, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
 	if err != nil || len(raw) < macLen || len(cursor) > 4096 {
 		return nil, ErrInvalidCursor
 	}

@@ -3,6 +3,7 @@ package httpx
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -63,5 +64,19 @@ func BenchmarkCursorRoundTrip(b *testing.B) {
 		if _, err := c.Decode("scope", c.Encode("scope", payload)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A cursor whose last base64 character differs only in bits the decoding drops is refused:
+// each payload has exactly one valid cursor.
+func TestCursorNonCanonicalRefused(t *testing.T) {
+	t.Parallel()
+	c := testCursors(t)
+	cur := c.Encode("s", []byte("payload")) // 23 bytes: 2 unused bits in the last character
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := strings.IndexByte(alphabet, cur[len(cur)-1])
+	twin := cur[:len(cur)-1] + string(alphabet[last^1])
+	if _, err := c.Decode("s", twin); !errors.Is(err, ErrInvalidCursor) {
+		t.Errorf("Decode(%q) (non-canonical twin of %q) = %v, want ErrInvalidCursor", twin, cur, err)
 	}
 }

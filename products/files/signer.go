@@ -71,7 +71,7 @@ func (s *Signer) Verify(assetID, rawQuery string, now time.Time) (Grant, error) 
 	}
 	size, err1 := strconv.ParseInt(sizeS, 10, 64)
 	exp, err2 := strconv.ParseInt(expS, 10, 64)
-	sig, err3 := base64.RawURLEncoding.DecodeString(sigS)
+	sig, err3 := base64.RawURLEncoding.Strict().DecodeString(sigS)
 	if err1 != nil || err2 != nil || err3 != nil || size < 0 {
 		return Grant{}, errBadSignature
 	}
