@@ -41,8 +41,12 @@ func (c *Cursors) Encode(scope string, payload []byte) string {
 
 // Decode checks cursor against scope and returns its payload, or ErrInvalidCursor.
 func (c *Cursors) Decode(scope, cursor string) ([]byte, error) {
+	if len(cursor) > 4096 {
+		return nil, ErrInvalidCursor
+	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
-	if err != nil || len(raw) < macLen || len(cursor) > 4096 {
+	// The decoder skips line breaks: only the one canonical spelling is a cursor.
+	if err != nil || len(raw) < macLen || base64.RawURLEncoding.EncodeToString(raw) != cursor {
 		return nil, ErrInvalidCursor
 	}
 	payload, sum := raw[:len(raw)-macLen], raw[len(raw)-macLen:]

@@ -72,7 +72,8 @@ func (s *Signer) Verify(assetID, rawQuery string, now time.Time) (Grant, error) 
 	size, err1 := strconv.ParseInt(sizeS, 10, 64)
 	exp, err2 := strconv.ParseInt(expS, 10, 64)
 	sig, err3 := base64.RawURLEncoding.Strict().DecodeString(sigS)
-	if err1 != nil || err2 != nil || err3 != nil || size < 0 {
+	// The decoder skips line breaks: only the one canonical spelling of the signature counts.
+	if err1 != nil || err2 != nil || err3 != nil || size < 0 || base64.RawURLEncoding.EncodeToString(sig) != sigS {
 		return Grant{}, errBadSignature
 	}
 	// The canonical forms must round-trip, so one signature has one spelling.
