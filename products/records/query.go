@@ -87,6 +87,19 @@ func (p *plan) compare(a, b tuple) int {
 	return c
 }
 
+// candidate reports whether r (nil for a missing record) is a result of the query that sorts
+// after the cursor, and returns its sort tuple.
+func (p *plan) candidate(r *record) (tuple, bool) {
+	if r == nil || !p.match(r) {
+		return tuple{}, false
+	}
+	t := p.tupleOf(r)
+	if p.after != nil && p.compare(t, *p.after) <= 0 {
+		return tuple{}, false
+	}
+	return t, true
+}
+
 // match reports whether a stored record is a published result of the query.
 func (p *plan) match(r *record) bool {
 	if !r.published {
@@ -314,11 +327,8 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 			if err != nil {
 				return nil, err
 			}
-			if r == nil || !p.match(r) {
-				continue
-			}
-			t := p.tupleOf(r)
-			if p.after != nil && p.compare(t, *p.after) <= 0 {
+			t, ok := p.candidate(r)
+			if !ok {
 				continue
 			}
 			recs = append(recs, r)
@@ -337,11 +347,8 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 		if err != nil {
 			return false, err
 		}
-		if !p.match(r) {
-			return true, nil
-		}
-		t := p.tupleOf(r)
-		if p.after != nil && p.compare(t, *p.after) <= 0 {
+		t, ok := p.candidate(r)
+		if !ok {
 			return true, nil
 		}
 		recs = append(recs, r)
@@ -389,11 +396,8 @@ func (s *Service) collectByTitle(rd *recReader, p *plan, want int) ([]*record, e
 			if err != nil {
 				return nil, err
 			}
-			if r == nil || !p.match(r) {
-				continue
-			}
-			t := p.tupleOf(r)
-			if p.after != nil && p.compare(t, *p.after) <= 0 {
+			t, ok := p.candidate(r)
+			if !ok {
 				continue
 			}
 			recs = append(recs, r)
