@@ -11,7 +11,7 @@ repo="$(cd "$here/../../.." && pwd)"
 bin="${1:-$repo/bin/gatehouse}"
 [ -x "$bin" ] || { echo "run-against-gateway: no gatehouse binary at $bin (make build)" >&2; exit 2; }
 
-. "$here/../../scripts/ensure-chromium.sh"
+. "$here/../../scripts/browser-test-lib.sh"
 ensure_chromium "run-against-gateway"
 
 port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
@@ -25,12 +25,7 @@ cleanup() { kill "$gw" 2>/dev/null || true; wait "$gw" 2>/dev/null || true; rm -
 trap cleanup EXIT
 
 url="http://127.0.0.1:$port"
-for _ in $(seq 1 150); do
-  if curl -fsS "$url/readyz" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "$gw" 2>/dev/null; then echo "run-against-gateway: gatehouse exited:" >&2; cat "$log" >&2; exit 2; fi
-  sleep 0.2
-done
-curl -fsS "$url/readyz" >/dev/null || { echo "run-against-gateway: gateway not ready at $url" >&2; cat "$log" >&2; exit 2; }
+wait_ready "run-against-gateway" "$url" "$gw" "$log"
 
 set +e
 GATEHOUSE_URL="$url" \

@@ -11,7 +11,7 @@ repo="$(cd "$here/../../../.." && pwd)"
 bin="${1:-$repo/bin/gatehouse}"
 [ -x "$bin" ] || { echo "forms browser test: no gatehouse binary at $bin (make build)" >&2; exit 2; }
 
-. "$here/../../../scripts/ensure-chromium.sh"
+. "$here/../../../scripts/browser-test-lib.sh"
 ensure_chromium "forms browser test"
 
 port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
@@ -34,12 +34,7 @@ cleanup() {
 trap cleanup EXIT
 
 url="http://127.0.0.1:$port"
-for _ in $(seq 1 150); do
-  if curl -fsS "$url/readyz" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "$gw" 2>/dev/null; then echo "forms browser test: gatehouse exited:" >&2; cat "$log" >&2; exit 2; fi
-  sleep 0.2
-done
-curl -fsS "$url/readyz" >/dev/null || { echo "forms browser test: gateway not ready at $url" >&2; cat "$log" >&2; exit 2; }
+wait_ready "forms browser test" "$url" "$gw" "$log"
 
 set +e
 GATEHOUSE_URL="$url" GATEHOUSE_ADMIN_TOKEN="$token" GATEHOUSE_FORMS_KEY=pk_live_forms_browser_web \
