@@ -9,12 +9,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/products/forms"
 )
 
-// formsComponent stops the forms commit loop on shutdown, after in-flight requests finished.
-type formsComponent struct{ svc *forms.Service }
-
-func (formsComponent) Start(context.Context) error  { return nil }
-func (f formsComponent) Stop(context.Context) error { f.svc.Close(); return nil }
-
 // addForms wires the Forms product (public routes and the admin inbox) and the embed host.
 func (a *assembly) addForms(ctx context.Context, d deps) error {
 	svc, err := forms.New(forms.Options{
@@ -37,7 +31,7 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 		forms.NewProduct(svc, d.auth, d.cursors, d.cfg.TrustedProxies),
 		embedhost.New(embedhost.Options{PublicURL: d.cfg.PublicURL, EmbedURL: d.cfg.EmbedHost}),
 	)
-	a.components = append(a.components, formsComponent{svc: svc})
+	// The commit loop stops after in-flight requests finished and before storage closes.
 	a.closers = append(a.closers, func(context.Context) error { svc.Close(); return nil })
 	return nil
 }
