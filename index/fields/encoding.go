@@ -5,7 +5,9 @@
 // range scans over those keys.
 //
 // Encodings are self-delimiting (no encoded value is a prefix of another), so an entry key
-// splits back into value and id, and entries of one value sort by id.
+// splits back into value and id, and entries of one value sort by id. A compound index puts a
+// second encoded value first (Sub): <prefix><lead value><value><record id>, so that the entries
+// of one lead value are an ordinary index of the other value.
 package fields
 
 import (

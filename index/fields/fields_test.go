@@ -148,6 +148,65 @@ func TestScan(t *testing.T) {
 	}
 }
 
+func TestSubScan(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	prefix := store.Prefix("t", "cat", "views")
+	// Lead values whose strings are prefixes of each other, and a bool, must not share entries.
+	rows := []struct {
+		lead []byte
+		v    float64
+		id   string
+	}{
+		{String("a"), 3, "p"}, {String("a"), 1, "q"}, {String("a"), 3, "r"},
+		{String("ab"), 2, "s"}, {String(""), 9, "t"}, {Bool(true), 4, "u"},
+	}
+	err = db.Update(ctx, func(txn *store.Txn) error {
+		for _, r := range rows {
+			if err := Put(txn, Sub(prefix, r.lead), [][]byte{Number(r.v)}, r.id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		lead []byte
+		o    ScanOptions
+		want string
+	}{
+		{"a", String("a"), ScanOptions{}, "qpr"},
+		{"a reverse", String("a"), ScanOptions{Reverse: true}, "rpq"},
+		{"a reverse after", String("a"), ScanOptions{Reverse: true, After: Entry(Sub(prefix, String("a")), Number(3), "r")}, "pq"},
+		{"a reverse after a missing entry", String("a"), ScanOptions{Reverse: true, After: Entry(Sub(prefix, String("a")), Number(2), "s")}, "q"},
+		{"a gte 2", String("a"), ScanOptions{Range: Range{Lo: Bound{Value: Number(2), Inclusive: true}, Hi: Bound{Value: []byte{TagNumber + 1}}}}, "pr"},
+		{"ab", String("ab"), ScanOptions{Reverse: true}, "s"},
+		{"empty string", String(""), ScanOptions{}, "t"},
+		{"true", Bool(true), ScanOptions{Reverse: true}, "u"},
+		{"false", Bool(false), ScanOptions{}, ""},
+	}
+	for _, tc := range cases {
+		var got []string
+		err := db.View(ctx, func(txn *store.Txn) error {
+			return Scan(txn, Sub(prefix, tc.lead), tc.o, func(_ []byte, id string) (bool, error) {
+				got = append(got, id)
+				return true, nil
+			})
+		})
+		if err != nil || strings.Join(got, "") != tc.want {
+			t.Errorf("Scan(Sub(%s)) = %q, %v; want %q", tc.name, strings.Join(got, ""), err, tc.want)
+		}
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	f.Add(String("hello"))
 	f.Add(Number(3.5))

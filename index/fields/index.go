@@ -14,6 +14,17 @@ func Entry(prefix, enc []byte, id string) []byte {
 	return append(k, id...)
 }
 
+// Sub returns the prefix of a compound index's entries whose leading value is enc: a compound
+// entry is <prefix><encoded lead value><encoded value><record id>, so below Sub(prefix, lead)
+// its entries are ordinary entries (Entry, Split, Scan, Put and Remove apply), ordered by the
+// second value and then id. Since encodings are self-delimiting, the prefixes of two lead
+// values never overlap.
+func Sub(prefix, enc []byte) []byte {
+	k := make([]byte, 0, len(prefix)+len(enc))
+	k = append(k, prefix...)
+	return append(k, enc...)
+}
+
 // Split returns the encoded value and the record id of an entry key below prefix.
 func Split(prefix, key []byte) (enc []byte, id string, err error) {
 	rest := key[len(prefix):]
