@@ -79,7 +79,7 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 						chunk[i] = buildRecord(sch, rec.id, rec.published, rec.data(), c, u)
 					}
 				}
-				old, err := w.put(project, coll, chunk[i])
+				old, err := w.put(project, coll, sch, chunk[i])
 				if err != nil {
 					return err
 				}

@@ -25,8 +25,9 @@ func withProblems(err error, probs []problem) error {
 }
 
 // Start brings the title index up to date (a new or incomplete index is rebuilt from the
-// store; otherwise the journal of writes it may have missed is replayed) and reconciles the
-// tenants-document records.
+// store; otherwise the journal of writes it may have missed is replayed), builds the compound
+// indexes of a store written before they existed (once) and reconciles the tenants-document
+// records.
 func (s *Service) Start(ctx context.Context) error {
 	if s.titles.Fresh {
 		if err := s.rebuildTitles(ctx); err != nil {
@@ -34,6 +35,9 @@ func (s *Service) Start(ctx context.Context) error {
 		}
 	}
 	if err := s.drainTitlesErr(ctx); err != nil {
+		return err
+	}
+	if err := s.buildCompound(ctx); err != nil {
 		return err
 	}
 	return s.Reconcile(ctx)
@@ -185,6 +189,9 @@ func (s *Service) dropCollection(ctx context.Context, project, coll string) erro
 	if err := s.deletePrefix(ctx, idxCollPrefix(project, coll), nil); err != nil {
 		return err
 	}
+	if err := s.deletePrefix(ctx, compoundCollPrefix(project, coll), nil); err != nil {
+		return err
+	}
 	if err := s.deletePrefix(ctx, groupCollPrefix(project, coll), nil); err != nil {
 		return err
 	}
@@ -200,6 +207,9 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 		return err
 	}
 	if err := s.deletePrefix(ctx, idxCollPrefix(project, coll), nil); err != nil {
+		return err
+	}
+	if err := s.deletePrefix(ctx, compoundCollPrefix(project, coll), nil); err != nil {
 		return err
 	}
 	if err := s.deletePrefix(ctx, groupCollPrefix(project, coll), nil); err != nil {
@@ -241,7 +251,7 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 					return err
 				}
 				if rec.published {
-					if err := w.index(project, coll, rec, true); err != nil {
+					if err := w.index(project, coll, sch, rec, true); err != nil {
 						return err
 					}
 				}

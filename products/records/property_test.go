@@ -262,27 +262,48 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 	if err != nil || rep.Failed > 0 {
 		t.Fatalf("Import: %+v %v", rep, err)
 	}
-	nonEmpty := 0
-	defer func() { t.Logf("%d of 250 queries had results", nonEmpty) }()
+	queries, nonEmpty, compound := 0, 0, 0
+	defer func() {
+		t.Logf("%d of %d queries had results, %d had the compound-index shape", nonEmpty, queries, compound)
+	}()
 	sortable := []string{"n", "s", "d", "b", "id", "createdAt", "title"}
-	for iter := 0; iter < 250; iter++ {
+	runQuery := func() {
+		queries++
 		var filters []propFilter
-		for j := r.Intn(3); j > 0; j-- {
-			filters = append(filters, randFilter(r))
-		}
 		var keys []string
 		var desc []bool
-		for j := 1 + r.Intn(2); j > 0; j-- {
-			k := sortable[r.Intn(len(sortable))]
-			dup := false
-			for _, o := range keys {
-				dup = dup || o == k || o == "id"
+		if r.Intn(3) == 0 {
+			// The shape of the compound indexes: eq or in on the select s (or eq on the boolean b),
+			// maybe another filter, sorted by one number, date or createdAt.
+			compound++
+			lead := randFilter(r)
+			for !(lead.field == "s" && (lead.op == "eq" || lead.op == "in") || lead.field == "b" && lead.op == "eq") {
+				lead = randFilter(r)
 			}
-			if dup {
-				continue
+			filters = append(filters, lead)
+			if r.Intn(2) == 0 {
+				filters = append(filters, randFilter(r))
 			}
-			keys = append(keys, k)
-			desc = append(desc, r.Intn(2) == 0)
+			keys = []string{[]string{"n", "d", "createdAt"}[r.Intn(3)]}
+			desc = []bool{r.Intn(2) == 0}
+		} else {
+			for j := r.Intn(3); j > 0; j-- {
+				filters = append(filters, randFilter(r))
+			}
+		}
+		if len(keys) == 0 {
+			for j := 1 + r.Intn(2); j > 0; j-- {
+				k := sortable[r.Intn(len(sortable))]
+				dup := false
+				for _, o := range keys {
+					dup = dup || o == k || o == "id"
+				}
+				if dup {
+					continue
+				}
+				keys = append(keys, k)
+				desc = append(desc, r.Intn(2) == 0)
+			}
 		}
 		q := ""
 		if r.Intn(4) == 0 {
@@ -375,6 +396,9 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 			t.Fatalf("Aggregate(%v, q=%q) = %s, %v; want %d", raws, q, agg, err, len(want))
 		}
 	}
+	for i := 0; i < 250; i++ {
+		runQuery()
+	}
 	// Writes keep the per-value counters exact: unpublish, republish and delete at random, then
 	// compare plain groupBy (counters) and filtered groupBy (records) with the naive counts.
 	for i := 0; i < 60; i++ {
@@ -392,12 +416,17 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 			recs = append(recs[:k], recs[k+1:]...)
 		default:
 			recs[k].published = true
-			recs[k].data["s"] = "d"
+			recs[k].data["s"] = string(rune('a' + r.Intn(4)))
+			recs[k].data["n"] = float64(r.Intn(15) - 3)
 			recs[k].data["t"] = []any{"x"}
 			if _, _, err := svc.Put(ctx, "p", "c", records.WriteRecord{ID: recs[k].id, Data: recs[k].data}); err != nil {
 				t.Fatal(err)
 			}
 		}
+	}
+	// Queries after those writes see their index entries (compound ones too) kept in step.
+	for i := 0; i < 150; i++ {
+		runQuery()
 	}
 	for _, field := range []string{"s", "t", "b"} {
 		want := map[string]int{}

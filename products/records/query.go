@@ -45,6 +45,10 @@ type plan struct {
 	limit   int
 	after   *tuple
 	scope   string
+	// lead is the eq/in filter whose compound index with the single sort key the ordered walk
+	// uses (nil: the sort key's own index); leadCount is how many records it selects.
+	lead      *Filter
+	leadCount int64
 }
 
 // tuple is a record's position in the sort order: its sort values and id.
@@ -310,6 +314,9 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 		if err != nil {
 			return nil, err
 		}
+		if p.lead != nil {
+			total = p.leadCount // the compound walk visits only the lead's entries
+		}
 		walk := float64(want) * float64(total) / float64(len(ids))
 		if walk/20 < float64(len(ids)) {
 			member := make(map[string]struct{}, len(ids))
@@ -451,6 +458,7 @@ func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
 	sel := 1.0      // every filter and q
 	selOther := 1.0 // all but a range filter on the single sort key
 	rangeSize := -1.0
+	leadSel := 1.0 // the part of selOther due to p.lead
 	onSort := func(f *Filter) bool {
 		return len(p.sort) == 1 && f.Field == p.sort[0].Field && f.Op != "in" && rangeSize < 0
 	}
@@ -470,6 +478,14 @@ func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
 		c := want / max(sel, 1e-9)
 		if rangeSize >= 0 && p.sort[0].Field != fieldID {
 			c = min(rangeSize, want/max(selOther, 1e-9))
+		}
+		if p.lead != nil {
+			// The compound walk visits only the lead's records, until want match the rest.
+			rest := 1.0
+			if leadSel > 0 {
+				rest = selOther / leadSel
+			}
+			c = min(c, float64(p.leadCount), want/max(rest, 1e-9))
 		}
 		return c
 	}
@@ -509,6 +525,10 @@ func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
 			}
 			pd.known = float64(n)
 			note(f, pd.known)
+			if s.compoundReady.Load() && len(p.sort) == 1 && p.sch.hasCompound(f.Field, p.sort[0].Field) &&
+				(p.lead == nil || n < p.leadCount) {
+				p.lead, p.leadCount, leadSel = f, n, min(float64(n)/float64(total), 1)
+			}
 		}
 		todo = append(todo, pd)
 	}
@@ -634,16 +654,11 @@ func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want i
 		})
 		return out, err
 	}
-	prefix := idxPrefix(p.sch.Project, p.sch.Name, k.Field)
-	o := fields.ScanOptions{Reverse: k.Desc}
-	for i := range p.filters {
-		if f := &p.filters[i]; f.Field == k.Field && f.Op != "in" {
-			if r, ok := f.rng(); ok {
-				o.Range = r
-				break
-			}
-		}
+	if p.lead != nil {
+		return s.scanCompound(ctx, rd, p, want, member)
 	}
+	prefix := idxPrefix(p.sch.Project, p.sch.Name, k.Field)
+	o := fields.ScanOptions{Reverse: k.Desc, Range: p.sortRange()}
 	if p.after != nil {
 		o.After = fields.Entry(prefix, p.after.vals[0], p.after.id)
 	}
@@ -663,6 +678,18 @@ func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want i
 		return len(out) < want && ctx.Err() == nil, ctx.Err()
 	})
 	return out, err
+}
+
+// sortRange is the range a filter on the single sort key selects (all values when none).
+func (p *plan) sortRange() fields.Range {
+	for i := range p.filters {
+		if f := &p.filters[i]; f.Field == p.sort[0].Field && f.Op != "in" {
+			if r, ok := f.rng(); ok {
+				return r
+			}
+		}
+	}
+	return fields.Range{}
 }
 
 // each visits every matching record once, in no particular order. Index-usable filters and

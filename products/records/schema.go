@@ -50,6 +50,8 @@ type Schema struct {
 	Fields  []*Field
 	byName  map[string]*Field
 	def     tenancy.Collection
+	// leads and orders are the fields of the compound indexes (compound.go).
+	leads, orders []string
 }
 
 func compileSchema(project string, c tenancy.Collection) *Schema {
@@ -65,6 +67,7 @@ func compileSchema(project string, c tenancy.Collection) *Schema {
 		s.byName[name] = &Field{Name: name, Type: "date", Indexed: true}
 	}
 	s.byName[fieldID] = &Field{Name: fieldID, Type: "text"}
+	s.compoundFields()
 	return s
 }
 

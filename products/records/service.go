@@ -56,11 +56,13 @@ type Service struct {
 	schemas   *lru.Cache[string, *Schema]
 	// hot caches decoded records by key; gen counts committed record writes so that a reader
 	// whose transaction may predate a write never caches what it read (see reader.get).
-	hot      *lru.Cache[string, *record]
-	gen      atomic.Uint64
-	projects *lru.Cache[string, tenancy.ProjectInfo]
-	titleMu  sync.Mutex
-	writeMu  sync.Mutex
+	hot *lru.Cache[string, *record]
+	gen atomic.Uint64
+	// compoundReady is set once the compound indexes cover every stored record (Start).
+	compoundReady atomic.Bool
+	projects      *lru.Cache[string, tenancy.ProjectInfo]
+	titleMu       sync.Mutex
+	writeMu       sync.Mutex
 }
 
 // New returns the service. Call Start before serving (it repairs the title index).

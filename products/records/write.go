@@ -3,6 +3,7 @@ package records
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"regexp"
 	"strconv"
 	"time"
@@ -40,7 +41,22 @@ func newTxWriter(txn *store.Txn) *txWriter {
 	return &txWriter{txn: txn, counts: map[[2]string]int64{}, groups: map[string]int64{}}
 }
 
-func (w *txWriter) index(project, coll string, r *record, add bool) error {
+// index adds (or removes) the field index entries of r, and its compound entries under sch (none
+// when sch is nil: a collection that no longer exists, whose entries are dropped with it).
+func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool) error {
+	if sch != nil {
+		for _, k := range compoundKeys(sch, r) {
+			var err error
+			if add {
+				err = w.txn.Set(k, nil)
+			} else {
+				err = w.txn.Delete(k)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
 	for _, x := range r.idx {
 		p := idxPrefix(project, coll, x.name)
 		var err error
@@ -79,14 +95,15 @@ func (w *txWriter) journal(project, coll, id string) error {
 	return w.txn.Set(append(journalPrefix(), store.NewID()...), []byte(project+"/"+coll+"/"+id))
 }
 
-// put stores rec (replacing any previous version) and returns the previous one (nil when new).
-func (w *txWriter) put(project, coll string, rec *record) (*record, error) {
+// put stores rec, built under sch (replacing any previous version), and returns the previous
+// one (nil when new).
+func (w *txWriter) put(project, coll string, sch *Schema, rec *record) (*record, error) {
 	old, err := getRecord(w.txn, project, coll, rec.id)
 	if err != nil {
 		return nil, err
 	}
 	if old != nil && old.published {
-		if err := w.index(project, coll, old, false); err != nil {
+		if err := w.index(project, coll, sch, old, false); err != nil {
 			return nil, err
 		}
 	}
@@ -96,21 +113,22 @@ func (w *txWriter) put(project, coll string, rec *record) (*record, error) {
 		return nil, err
 	}
 	if rec.published {
-		if err := w.index(project, coll, rec, true); err != nil {
+		if err := w.index(project, coll, sch, rec, true); err != nil {
 			return nil, err
 		}
 	}
 	return old, w.journal(project, coll, rec.id)
 }
 
-// del removes a record; it reports whether there was one.
-func (w *txWriter) del(project, coll, id string) (bool, error) {
+// del removes a record of a collection with schema sch (nil when the collection is gone); it
+// reports whether there was one.
+func (w *txWriter) del(project, coll string, sch *Schema, id string) (bool, error) {
 	old, err := getRecord(w.txn, project, coll, id)
 	if err != nil || old == nil {
 		return false, err
 	}
 	if old.published {
-		if err := w.index(project, coll, old, false); err != nil {
+		if err := w.index(project, coll, sch, old, false); err != nil {
 			return false, err
 		}
 	}
@@ -233,7 +251,7 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 				rec = buildRecord(sch, rec.id, rec.published, in.Data, c, u)
 			}
 		}
-		old, err := w.put(project, coll, rec)
+		old, err := w.put(project, coll, sch, rec)
 		if err != nil {
 			return err
 		}
@@ -249,15 +267,16 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 
 // Delete removes a record, or answers ErrRecordNotFound.
 func (s *Service) Delete(ctx context.Context, project, coll, id string) error {
-	if _, err := s.Schema(ctx, project, coll); err != nil {
+	sch, err := s.Schema(ctx, project, coll)
+	if err != nil {
 		return err
 	}
 	var found bool
 	defer s.invalidate([]string{string(recKey(project, coll, id))})
-	err := s.db.Update(ctx, func(txn *store.Txn) error {
+	err = s.db.Update(ctx, func(txn *store.Txn) error {
 		w := newTxWriter(txn)
 		var err error
-		if found, err = w.del(project, coll, id); err != nil {
+		if found, err = w.del(project, coll, sch, id); err != nil {
 			return err
 		}
 		return w.flush()
@@ -295,7 +314,7 @@ func (s *Service) SetPublished(ctx context.Context, project, coll, id string, pu
 		}
 		rec = buildRecord(sch, id, published, old.data(), c, u)
 		w := newTxWriter(txn)
-		if _, err := w.put(project, coll, rec); err != nil {
+		if _, err := w.put(project, coll, sch, rec); err != nil {
 			return err
 		}
 		return w.flush()
@@ -332,18 +351,19 @@ func (s *Service) syncTenancy(ctx context.Context, txn *store.Txn, changes []ten
 			continue
 		}
 		project, coll, id := cutPath(c.Path)
-		if c.Op == "deleted" || c.New == nil {
-			if _, err := w.del(project, coll, id); err != nil {
-				return err
-			}
-			continue
-		}
 		sch := defs[project+"/"+coll]
 		if sch == nil {
 			var err error
-			if sch, err = s.Schema(ctx, project, coll); err != nil {
+			sch, err = s.Schema(ctx, project, coll)
+			if err != nil && (!errors.Is(err, ErrCollectionNotFound) || c.Op != "deleted" && c.New != nil) {
 				return err
 			}
+		}
+		if c.Op == "deleted" || c.New == nil {
+			if _, err := w.del(project, coll, sch, id); err != nil {
+				return err
+			}
+			continue
 		}
 		var sr tenancy.StoredRecord
 		if err := jsonUnmarshal(c.New, &sr); err != nil {
@@ -351,7 +371,7 @@ func (s *Service) syncTenancy(ctx context.Context, txn *store.Txn, changes []ten
 		}
 		created, _ := time.Parse(time.RFC3339Nano, sr.CreatedAt)
 		updated, _ := time.Parse(time.RFC3339Nano, sr.UpdatedAt)
-		if _, err := w.put(project, coll, buildRecord(sch, sr.ID, sr.Published, sr.Data, created, updated)); err != nil {
+		if _, err := w.put(project, coll, sch, buildRecord(sch, sr.ID, sr.Published, sr.Data, created, updated)); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,240 @@
+package records
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/index/fields"
+)
+
+// Compound indexes answer "an equality filter on a select or boolean field, sorted by a number,
+// date or createdAt" by walking only the entries of the filter's values, in sort order: for
+// each such pair (lead L, order O) of a collection, every published record with a non-null L
+// has the key
+//
+//	records/x/<p>/<c>/<L>/<O>/<enc L value><enc O value><id>   -> nil
+//
+// written and removed in the transaction of the record's write, beside its field index
+// entries. Stores written before compound indexes existed get them once on start (the marker
+// key records/v/compound says they are complete).
+
+// compoundMarker is set once every stored record has its compound entries.
+func compoundMarker() []byte { return store.Key(root, "v", "compound") }
+
+func compoundPrefix(project, coll, lead, order string) []byte {
+	return store.Prefix(root, "x", project, coll, lead, order)
+}
+
+func compoundCollPrefix(project, coll string) []byte { return store.Prefix(root, "x", project, coll) }
+
+// leadField reports whether f leads compound indexes: single-valued with few values.
+func leadField(f *Field) bool { return f.Type == "select" || f.Type == "boolean" }
+
+// orderField reports whether compound indexes order by f.
+func orderField(f *Field) bool {
+	return f.Name == fieldCreatedAt || (f.Type == "number" || f.Type == "date") && f.Name != fieldUpdatedAt
+}
+
+// compoundFields fills s.leads and s.orders from its fields.
+func (s *Schema) compoundFields() {
+	s.leads, s.orders = nil, []string{fieldCreatedAt}
+	for _, f := range s.Fields {
+		switch {
+		case leadField(f):
+			s.leads = append(s.leads, f.Name)
+		case orderField(f):
+			s.orders = append(s.orders, f.Name)
+		}
+	}
+}
+
+// hasCompound reports whether the schema keeps a compound index of lead and order.
+func (s *Schema) hasCompound(lead, order string) bool {
+	l, o := s.field(lead), s.field(order)
+	return l != nil && o != nil && leadField(l) && orderField(o) && !l.Array
+}
+
+// compoundKeys returns the compound entries of a record under schema s (nil for none).
+func compoundKeys(s *Schema, r *record) [][]byte {
+	var out [][]byte
+	for _, l := range s.leads {
+		lv := r.values(l)
+		if len(lv) != 1 || lv[0][0] == fields.TagNull {
+			continue
+		}
+		for _, o := range s.orders {
+			ov := r.values(o)
+			enc := fields.Null()
+			if len(ov) > 0 {
+				enc = ov[0]
+			}
+			sub := fields.Sub(compoundPrefix(s.Project, s.Name, l, o), lv[0])
+			out = append(out, fields.Entry(sub, enc, r.id))
+		}
+	}
+	return out
+}
+
+// buildCompound gives every stored published record its compound entries, once: when the
+// marker is missing (a store written before compound indexes), it walks every record and writes
+// the entries in batches, then sets the marker. Entries are idempotent, so an interrupted build
+// is simply repeated on the next start.
+func (s *Service) buildCompound(ctx context.Context) error {
+	done := false
+	if err := s.db.View(ctx, func(txn *store.Txn) error {
+		var err error
+		done, err = txn.Has(compoundMarker())
+		return err
+	}); err != nil {
+		return err
+	}
+	if done {
+		s.compoundReady.Store(true)
+		return nil
+	}
+	schemas := map[string]*Schema{}
+	prefix := store.Prefix(root, "r")
+	wb := s.db.NewBatch()
+	err := s.db.View(ctx, func(txn *store.Txn) error {
+		return txn.Iterate(store.IterOptions{Prefix: prefix}, func(k, v []byte) (bool, error) {
+			project, coll, id := cutPath(string(k[len(prefix):]))
+			key := project + "/" + coll
+			sch, seen := schemas[key]
+			if !seen {
+				var err error
+				sch, err = s.Schema(ctx, project, coll)
+				if err != nil && !errors.Is(err, ErrCollectionNotFound) {
+					return false, err
+				}
+				schemas[key] = sch
+			}
+			if sch == nil {
+				return true, nil
+			}
+			r, err := decodeRecord(id, v)
+			if err != nil {
+				return false, err
+			}
+			if !r.published {
+				return true, nil
+			}
+			for _, ck := range compoundKeys(sch, r) {
+				if err := wb.Set(ck, nil); err != nil {
+					return false, err
+				}
+			}
+			return ctx.Err() == nil, ctx.Err()
+		})
+	})
+	if err != nil {
+		wb.Cancel()
+		return err
+	}
+	if err := wb.Flush(); err != nil {
+		return err
+	}
+	if err := s.db.Update(ctx, func(txn *store.Txn) error { return txn.Set(compoundMarker(), []byte{1}) }); err != nil {
+		return err
+	}
+	s.compoundReady.Store(true)
+	return nil
+}
+
+// scanCompound is scanSorted over the compound index of p.lead and the single sort key: it
+// walks the entries of each of the lead's values in sort order from the cursor (narrowed by a
+// range filter on the sort key), checking each record, until want match. With several values
+// (in), each walk stops once it passes the want-th best match of the walks before it, and the
+// matches are merged. An entry that disagrees with its record (left by a write racing a schema
+// change) is skipped: order and membership come from the record itself.
+func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want int, member map[string]struct{}) ([]*record, error) {
+	k := p.sort[0]
+	base := compoundPrefix(p.sch.Project, p.sch.Name, p.lead.Field, k.Field)
+	o := fields.ScanOptions{Reverse: k.Desc, Range: p.sortRange()}
+	vals := distinctValues(p.lead.Values)
+	var recs []*record
+	var tuples []tuple
+	var bound *tuple
+	for _, v := range vals {
+		prefix := fields.Sub(base, v)
+		o.After = nil
+		if p.after != nil {
+			o.After = fields.Entry(prefix, p.after.vals[0], p.after.id)
+		}
+		got := 0
+		err := fields.ScanBytes(rd.txn, prefix, o, func(enc, id []byte) (bool, error) {
+			if bound != nil && entryAfter(enc, id, *bound, k.Desc) {
+				return false, nil
+			}
+			if member != nil {
+				if _, in := member[string(id)]; !in {
+					return true, nil
+				}
+			}
+			r, err := rd.get(p.sch.Project, p.sch.Name, string(id))
+			if err != nil {
+				return false, err
+			}
+			if r == nil || !p.match(r) {
+				return true, nil
+			}
+			if lv := r.values(p.lead.Field); len(lv) != 1 || !bytes.Equal(lv[0], v) {
+				return true, nil
+			}
+			t := p.tupleOf(r)
+			if !bytes.Equal(t.vals[0], enc) {
+				return true, nil
+			}
+			recs = append(recs, r)
+			tuples = append(tuples, t)
+			got++
+			return got < want && ctx.Err() == nil, ctx.Err()
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(vals) > 1 && len(recs) >= want {
+			recs = topK(p, recs, tuples, want)
+			tuples = tuples[:0]
+			for _, r := range recs {
+				tuples = append(tuples, p.tupleOf(r))
+			}
+			bound = &tuples[len(tuples)-1]
+		}
+	}
+	if len(vals) > 1 {
+		return topK(p, recs, tuples, want), nil
+	}
+	return recs, nil
+}
+
+// entryAfter reports whether the entry (enc, id) comes after the tuple b in the walk's order.
+func entryAfter(enc, id []byte, b tuple, desc bool) bool {
+	c := bytes.Compare(enc, b.vals[0])
+	if c == 0 {
+		c = strings.Compare(string(id), b.id)
+	}
+	if desc {
+		c = -c
+	}
+	return c > 0
+}
+
+// distinctValues returns vals without repeats, in byte order.
+func distinctValues(vals [][]byte) [][]byte {
+	out := make([][]byte, 0, len(vals))
+	for _, v := range vals {
+		dup := false
+		for _, w := range out {
+			dup = dup || bytes.Equal(v, w)
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i], out[j]) < 0 })
+	return out
+}

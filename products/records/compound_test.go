@@ -1,0 +1,251 @@
+package records
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/index/fields"
+	"github.com/gatehouse-dev/gatehouse/index/title"
+)
+
+const compoundTenants = `
+orgs:
+  - slug: o
+    projects:
+      - id: p
+        collections:
+          - name: c
+            public: true
+            fields:
+              - {name: s, type: select, options: [a, b]}
+              - {name: b, type: boolean}
+              - {name: n, type: number}
+              - {name: tags, type: multiselect, options: [x, y]}
+`
+
+func newCompoundService(t *testing.T, db *store.DB, doc string) (*Service, *tenancy.Service) {
+	t.Helper()
+	ctx := context.Background()
+	ten := tenancy.New(db, tenancy.Options{})
+	titles, err := title.OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+	svc, err := New(Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Now: func() time.Time { return now0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	ten.OnChange(svc.Listener(true))
+	if doc != "" {
+		d, err := tenancy.Parse([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ten.Apply(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return svc, ten
+}
+
+// compoundEntries lists the compound entries of collection p/c as "lead=v order=v id".
+func compoundEntries(t *testing.T, db *store.DB) []string {
+	t.Helper()
+	var out []string
+	prefix := compoundCollPrefix("p", "c")
+	err := db.View(context.Background(), func(txn *store.Txn) error {
+		return txn.Iterate(store.IterOptions{Prefix: prefix, KeysOnly: true}, func(k, _ []byte) (bool, error) {
+			rest := k[len(prefix):]
+			parts := bytes.SplitN(rest, []byte{store.Sep}, 3)
+			lead, order, encs := string(parts[0]), string(parts[1]), parts[2]
+			n, err := fields.Len(encs)
+			if err != nil {
+				return false, err
+			}
+			ov, id, err := fields.Split(encs[:n], encs)
+			if err != nil {
+				return false, err
+			}
+			lv, ot := fields.Text(encs[:n]), fields.Text(ov)
+			if order == fieldCreatedAt {
+				ot = "t"
+			}
+			out = append(out, lead+"="+lv+" "+order+"="+ot+" "+id)
+			return true, nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestCompoundMaintenance(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc, ten := newCompoundService(t, db, compoundTenants)
+	if !svc.compoundReady.Load() {
+		t.Fatal("compoundReady is false after Start")
+	}
+	put := func(id string, published bool, data map[string]any) {
+		t.Helper()
+		if _, _, err := svc.Put(ctx, "p", "c", WriteRecord{ID: id, Published: &published, Data: data}); err != nil {
+			t.Fatalf("Put(%s): %v", id, err)
+		}
+	}
+	check := func(step string, want ...string) {
+		t.Helper()
+		got := compoundEntries(t, db)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Errorf("%s: compound entries\n got %q\nwant %q", step, got, want)
+		}
+	}
+	// r2 stays as it is throughout: a select without the number, no boolean.
+	put("r2", true, map[string]any{"s": "b"})
+	r2 := []string{"s=b createdAt=t r2", "s=b n=null r2"}
+	put("r1", true, map[string]any{"s": "a", "b": true, "n": 1, "tags": []any{"x"}})
+	check("create", append([]string{"s=a createdAt=t r1", "s=a n=1 r1", "b=true createdAt=t r1", "b=true n=1 r1"}, r2...)...)
+	put("r1", true, map[string]any{"s": "b", "b": true, "n": 5})
+	check("replace changing the select and the number", append([]string{"s=b createdAt=t r1", "s=b n=5 r1", "b=true createdAt=t r1", "b=true n=5 r1"}, r2...)...)
+	put("r1", true, map[string]any{"b": false, "n": 5})
+	check("replace dropping the select", append([]string{"b=false createdAt=t r1", "b=false n=5 r1"}, r2...)...)
+	put("r1", false, map[string]any{"s": "a", "b": false, "n": 7})
+	check("put unpublished", r2...)
+	if _, err := svc.SetPublished(ctx, "p", "c", "r1", true); err != nil {
+		t.Fatal(err)
+	}
+	check("publish", append([]string{"s=a createdAt=t r1", "s=a n=7 r1", "b=false createdAt=t r1", "b=false n=7 r1"}, r2...)...)
+	if _, err := svc.SetPublished(ctx, "p", "c", "r1", false); err != nil {
+		t.Fatal(err)
+	}
+	check("unpublish", r2...)
+	if _, err := svc.SetPublished(ctx, "p", "c", "r1", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Delete(ctx, "p", "c", "r1"); err != nil {
+		t.Fatal(err)
+	}
+	check("delete", r2...)
+	rep, err := svc.Import(ctx, "p", "c", strings.NewReader(`{"id":"r3","data":{"s":"a","n":2}}`+"\n"))
+	if err != nil || rep.Imported != 1 {
+		t.Fatalf("Import = %+v, %v", rep, err)
+	}
+	r3 := []string{"s=a createdAt=t r3", "s=a n=2 r3"}
+	check("import", append(r3, r2...)...)
+
+	// A store without the entries (written before compound indexes) gets them on start.
+	err = db.Update(ctx, func(txn *store.Txn) error {
+		if err := txn.Delete(compoundMarker()); err != nil {
+			return err
+		}
+		return txn.Iterate(store.IterOptions{Prefix: compoundCollPrefix("p", "c"), KeysOnly: true}, func(k, _ []byte) (bool, error) {
+			return true, txn.Delete(bytes.Clone(k))
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("removed")
+	svc2, _ := newCompoundService(t, db, "")
+	if !svc2.compoundReady.Load() {
+		t.Fatal("compoundReady is false after a rebuilding Start")
+	}
+	check("rebuilt on start", append(r3, r2...)...)
+
+	// A schema change re-derives them: s is no longer a select, n no longer a number.
+	d, err := tenancy.Parse([]byte(strings.NewReplacer("{name: s, type: select, options: [a, b]}", "{name: s, type: text}",
+		"{name: n, type: number}", "{name: n, type: text}").Replace(compoundTenants)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ten.Apply(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	check("schema change")
+	// Deleting the collection drops them.
+	d, err = tenancy.Parse([]byte(compoundTenants))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ten.Apply(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	check("schema change back", append(r3, r2...)...)
+}
+
+func TestCompoundPlan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc, _ := newCompoundService(t, db, compoundTenants)
+	var nd strings.Builder
+	for i := 0; i < 200; i++ {
+		s := []string{"a", "b"}[i%2]
+		nd.WriteString(`{"id":"r` + string(rune('a'+i/26%26)) + string(rune('a'+i%26)) + `","data":{"s":"` + s + `","n":` + string(rune('0'+i%7)) + `}}` + "\n")
+	}
+	if _, err := svc.Import(ctx, "p", "c", strings.NewReader(nd.String())); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := svc.Schema(ctx, "p", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		filters []string
+		sort    string
+		lead    string
+	}{
+		{[]string{"s:eq:a"}, "-n", "s"},
+		{[]string{"s:in:a,b", "n:gte:3"}, "n", "s"},
+		{[]string{"b:eq:true"}, "createdAt", "b"},
+		{[]string{"s:eq:a"}, "-n,createdAt", ""},
+		{[]string{"s:ne:a"}, "-n", ""},
+		{[]string{"tags:eq:x"}, "-n", ""},
+		{[]string{"s:eq:a"}, "id", ""},
+	}
+	for _, tc := range cases {
+		p, err := svc.compile(sch, false, tc.filters, "", tc.sort)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.limit = 5
+		err = db.View(ctx, func(txn *store.Txn) error {
+			_, _, err := svc.candidates(txn, p)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if p.lead != nil {
+			got = p.lead.Field
+		}
+		if got != tc.lead {
+			t.Errorf("candidates(%v, sort %s): lead %q, want %q", tc.filters, tc.sort, got, tc.lead)
+		}
+	}
+}
