@@ -41,9 +41,9 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 	*cs = callState{pl: pl, input: input, output: cs.output[:0], outputLimit: max(1<<20, 2*len(input))}
 	inst.setClock(pl.h.opts.Clock())
 	inst.stack = inst.stack[:1]
-	err = inst.fns[hook].CallWithStack(context.WithValue(callCtx, callKey{}, cs), inst.stack)
+	err = inst.run(context.WithValue(callCtx, callKey{}, cs), inst.fns[hook], inst.stack)
 
-	drop := err != nil
+	drop := err != nil || inst.stopped
 	var kind string
 	switch {
 	case err == nil:
@@ -63,7 +63,7 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 		kind, err = "memory", fmt.Errorf("%w: %w", ErrMemoryLimit, err)
 	case ctx.Err() != nil:
 		// The caller gave up; not the plugin's fault.
-		pl.pool.put(inst, true)
+		pl.pool.put(inst, drop)
 		cs.reset()
 		return ctx.Err()
 	case callCtx.Err() != nil:

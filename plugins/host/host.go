@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gatehouse-dev/gatehouse/plugins/guard"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -138,8 +139,10 @@ func (h *Host) projectFor(ctx context.Context, id string) (*project, error) {
 	if p, ok := h.projects[id]; ok {
 		return p, nil
 	}
+	// Runaway calls are stopped by the guard compiled into every module
+	// (package guard), not by WithCloseOnContextDone, whose check costs an
+	// exit to Go at every loop iteration.
 	cfg := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(uint32(h.opts.MaxMemoryMB) * 16). // 64 KiB pages
 		WithCompilationCache(h.cache)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
@@ -169,7 +172,11 @@ func (h *Host) compile(ctx context.Context, p *project, wasm []byte) (*compiledE
 		return e, nil
 	}
 	h.mu.Unlock()
-	mod, err := p.rt.CompileModule(ctx, wasm)
+	guarded, err := guard.Instrument(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
+	}
+	mod, err := p.rt.CompileModule(ctx, guarded)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
 	}

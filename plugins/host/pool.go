@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/plugins/guard"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
@@ -160,12 +161,14 @@ func (p *pool) close() {
 
 // instance is one instantiated module with its per-call clock.
 type instance struct {
-	mod    api.Module
-	fns    [numHooks]api.Function
-	marker api.Function
-	mem    *cappedMemory
-	stack  []uint64
-	cs     callState
+	mod     api.Module
+	fns     [numHooks]api.Function
+	marker  api.Function
+	mem     *cappedMemory
+	stop    api.MutableGlobal // the guard's stop flag (package guard)
+	stopped bool              // the flag was raised: the instance must be dropped
+	stack   []uint64
+	cs      callState
 
 	wall int64 // unix nanoseconds the guest sees as "now" during a call
 	mono int64 // the guest's monotonic clock
@@ -189,7 +192,7 @@ func (p *pool) start(ctx context.Context) (*instance, error) {
 	errw := pl.logs.Writer("stderr")
 	cfg := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions("_initialize").
+		WithStartFunctions(). // _initialize runs below, with the guard armed
 		WithStdout(out).
 		WithStderr(errw).
 		WithWalltime(func() (int64, int32) {
@@ -213,6 +216,21 @@ func (p *pool) start(ctx context.Context) (*instance, error) {
 		return nil, err
 	}
 	inst.mod = mod
+	stop, ok := mod.ExportedGlobal(guard.StopExport).(api.MutableGlobal)
+	if !ok {
+		inst.close()
+		return nil, fmt.Errorf("%w: no guard", ErrInvalidModule)
+	}
+	inst.stop = stop
+	if init := mod.ExportedFunction("_initialize"); init != nil {
+		if err := inst.run(ctx, init, nil); err != nil {
+			inst.close()
+			if inst.mem.hit {
+				return nil, fmt.Errorf("%w: %w", ErrMemoryLimit, err)
+			}
+			return nil, fmt.Errorf("_initialize: %w", err)
+		}
+	}
 	inst.marker = mod.ExportedFunction(abiMarker)
 	for id, on := range pl.hooks {
 		if on {
@@ -233,10 +251,23 @@ func (inst *instance) abiMinor(ctx context.Context) (uint32, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	inst.stack = inst.stack[:1]
-	if err := inst.marker.CallWithStack(ctx, inst.stack); err != nil {
+	if err := inst.run(ctx, inst.marker, inst.stack); err != nil {
 		return 0, err
 	}
 	return uint32(inst.stack[0]), nil
+}
+
+// run calls fn with the guard armed: when ctx ends (its deadline, or the
+// caller giving up) the guest's stop flag is raised and the guest traps at
+// its next fuel check. An instance whose flag was raised is marked stopped
+// and must not serve another call.
+func (inst *instance) run(ctx context.Context, fn api.Function, stack []uint64) error {
+	disarm := context.AfterFunc(ctx, func() { inst.stop.Set(1) })
+	err := fn.CallWithStack(ctx, stack)
+	if !disarm() {
+		inst.stopped = true
+	}
+	return err
 }
 
 func (inst *instance) close() {
