@@ -155,8 +155,8 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 	base := compoundPrefix(p.sch.Project, p.sch.Name, p.lead.Field, k.Field)
 	o := fields.ScanOptions{Reverse: k.Desc, Range: p.sortRange()}
 	vals := distinctValues(p.lead.Values)
-	var recs []*record
-	var tuples []tuple
+	recs := make([]*record, 0, want)
+	tuples := make([]tuple, 0, want)
 	var bound *tuple
 	for _, v := range vals {
 		prefix := fields.Sub(base, v)

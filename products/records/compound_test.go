@@ -233,8 +233,8 @@ func TestCompoundPlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.limit = 5
-		err = db.View(ctx, func(txn *store.Txn) error {
-			_, _, err := svc.candidates(txn, p)
+		err = svc.view(ctx, func(rd *recReader) error {
+			_, _, err := svc.candidates(rd, p)
 			return err
 		})
 		if err != nil {

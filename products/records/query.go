@@ -283,6 +283,19 @@ func (s *Service) Get(ctx context.Context, project, coll, id string, secret bool
 	return items[0], nil
 }
 
+// estimate reads a counter for the planner: from a cache when no write committed since the
+// cached value was read, else from the store. Plans only, never answers, depend on it.
+func (rd *recReader) estimate(k []byte) (int64, error) {
+	if c, ok := rd.s.estimates.Get(string(k)); ok && c.gen == rd.gen && rd.s.gen.Load() == rd.gen {
+		return c.n, nil
+	}
+	n, err := readCounter(rd.txn, k)
+	if err == nil && rd.s.gen.Load() == rd.gen {
+		rd.s.estimates.Add(string(k), estimate{n: n, gen: rd.gen})
+	}
+	return n, err
+}
+
 // getRecord reads and decodes one stored record (nil when missing).
 func getRecord(txn *store.Txn, project, coll, id string) (*record, error) {
 	raw, err := txn.Get(recKey(project, coll, id))
@@ -302,7 +315,7 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 	if len(p.words) > 0 && len(p.filters) == 0 && len(p.sort) == 1 && p.sort[0].Field == fieldCreatedAt {
 		return s.collectByTitle(rd, p, want)
 	}
-	ids, ok, err := s.candidates(txn, p)
+	ids, ok, err := s.candidates(rd, p)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +323,7 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 		// A large candidate set in a single-key order: walk the sort index keys-only and read
 		// only the records in the set, when that walk (keys are ~20x cheaper than record
 		// reads) costs less than reading every candidate.
-		total, err := readCount(txn, p.sch.Project, p.sch.Name)
+		total, err := rd.estimate(countKey(p.sch.Project, p.sch.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -444,10 +457,11 @@ func topK(p *plan, recs []*record, tuples []tuple, k int) []*record {
 // read, want / selectivity. Selectivities come from the per-value counters for eq and in on
 // groupable fields (no scan at all), else from the id count over the collection's counter; an
 // index range is only gathered up to what the scan would cost, so estimating stays cheap.
-func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
+func (s *Service) candidates(rd *recReader, p *plan) ([]string, bool, error) {
+	txn := rd.txn
 	var best []string
 	ok := false
-	total, err := readCount(txn, p.sch.Project, p.sch.Name)
+	total, err := rd.estimate(countKey(p.sch.Project, p.sch.Name))
 	if err != nil {
 		return nil, false, err
 	}
@@ -517,7 +531,7 @@ func (s *Service) candidates(txn *store.Txn, p *plan) ([]string, bool, error) {
 		if f.f.Groupable() && (f.Op == "eq" || f.Op == "in") {
 			var n int64
 			for _, v := range f.Values {
-				c, err := readCounter(txn, append(groupPrefix(p.sch.Project, p.sch.Name, f.Field), v...))
+				c, err := rd.estimate(append(groupPrefix(p.sch.Project, p.sch.Name, f.Field), v...))
 				if err != nil {
 					return nil, false, err
 				}

@@ -58,6 +58,8 @@ type Service struct {
 	// whose transaction may predate a write never caches what it read (see reader.get).
 	hot *lru.Cache[string, *record]
 	gen atomic.Uint64
+	// estimates caches the counters the planner reads, stamped with gen (recReader.estimate).
+	estimates *lru.Cache[string, estimate]
 	// compoundReady is set once the compound indexes cover every stored record (Start).
 	compoundReady atomic.Bool
 	projects      *lru.Cache[string, tenancy.ProjectInfo]
@@ -90,6 +92,7 @@ func New(o Options) (*Service, error) {
 	}
 	s.hot, _ = lru.New[string, *record](o.HotRecords)
 	s.projects, _ = lru.New[string, tenancy.ProjectInfo](1024)
+	s.estimates, _ = lru.New[string, estimate](4096)
 	return s, nil
 }
 
@@ -176,6 +179,12 @@ func (s *Service) applyReadFilter(ctx context.Context, project, coll string, ite
 		res[i] = it
 	}
 	return res, nil
+}
+
+// estimate is a counter value read while the write generation was gen.
+type estimate struct {
+	n   int64
+	gen uint64
 }
 
 // recReader reads records inside one View transaction through the hot-record cache.
