@@ -156,7 +156,7 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 	o := fields.ScanOptions{Reverse: k.Desc, Range: p.sortRange()}
 	vals := distinctValues(p.lead.Values)
 	recs := make([]*record, 0, want)
-	tuples := make([]tuple, 0, want)
+	var tuples []tuple // kept only to merge the walks of several values
 	var bound *tuple
 	for _, v := range vals {
 		prefix := fields.Sub(base, v)
@@ -184,12 +184,13 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 			if lv := r.values(p.lead.Field); len(lv) != 1 || !bytes.Equal(lv[0], v) {
 				return true, nil
 			}
-			t := p.tupleOf(r)
-			if !bytes.Equal(t.vals[0], enc) {
+			if sv := r.values(k.Field); len(sv) > 0 && !bytes.Equal(sv[0], enc) || len(sv) == 0 && enc[0] != fields.TagNull {
 				return true, nil
 			}
 			recs = append(recs, r)
-			tuples = append(tuples, t)
+			if len(vals) > 1 {
+				tuples = append(tuples, p.tupleOf(r))
+			}
 			got++
 			return got < want && ctx.Err() == nil, ctx.Err()
 		})

@@ -188,10 +188,30 @@ func (f *Filter) match(r *record) bool {
 	case "ne", "nin":
 		return !anyIn(encs, f.Values)
 	}
-	rg, _ := f.rng()
+	// A comparison: values of the same type only (what rng selects), without building the range.
+	v := f.Values[0]
 	for _, e := range encs {
-		if len(e) > 0 && e[0] == f.Values[0][0] && rg.Contains(e) {
-			return true
+		if len(e) == 0 || e[0] != v[0] {
+			continue
+		}
+		c := bytes.Compare(e, v)
+		switch f.Op {
+		case "gt":
+			if c > 0 {
+				return true
+			}
+		case "gte":
+			if c >= 0 {
+				return true
+			}
+		case "lt":
+			if c < 0 {
+				return true
+			}
+		case "lte":
+			if c <= 0 {
+				return true
+			}
 		}
 	}
 	return false
