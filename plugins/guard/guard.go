@@ -256,7 +256,9 @@ func (m *moduleInfo) read(s section) error {
 	case secFunction:
 		m.funcs = r.count()
 		for i := m.funcs; i > 0 && r.err == nil; i-- {
-			r.u32()
+			if t := r.u32(); t >= m.types {
+				r.fail("type index %d out of range", t)
+			}
 		}
 	case secMemory:
 		n := r.count()
@@ -304,6 +306,16 @@ func (m *moduleInfo) read(s section) error {
 			r.byte()
 			r.u32()
 		}
+	case 8, secDataCount: // start function, data count: one number
+		r.u32()
+	case 4, 9, 11, secTag: // tables, elements, data, tags: copied as they are,
+		// but a vector cannot have more entries than its section has bytes
+		// (wazero 1.12 preallocates by the count: a 40-byte module claiming
+		// 10^8 data segments costs it seconds and gigabytes).
+		if r.count(); r.err != nil {
+			return fmt.Errorf("%w: malformed section %d: %w", ErrUnsupported, s.id, r.err)
+		}
+		return nil
 	default:
 		return nil // copied as they are
 	}

@@ -176,7 +176,7 @@ func (h *Host) compile(ctx context.Context, p *project, wasm []byte) (*compiledE
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
 	}
-	mod, err := p.rt.CompileModule(ctx, guarded)
+	mod, err := compileModule(ctx, p.rt, guarded)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
 	}
@@ -185,6 +185,19 @@ func (h *Host) compile(ctx context.Context, p *project, wasm []byte) (*compiledE
 	h.compiled.Add(key, e)
 	h.mu.Unlock()
 	return e, nil
+}
+
+// compileModule is rt.CompileModule that turns a panic into an error:
+// wazero 1.12's validator panics on some malformed modules (a function
+// whose type index is out of range, found by FuzzGuardCompiles), and a
+// tenant's upload must not take the gateway down.
+func compileModule(ctx context.Context, rt wazero.Runtime, wasm []byte) (mod wazero.CompiledModule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			mod, err = nil, fmt.Errorf("malformed module: %v", r)
+		}
+	}()
+	return rt.CompileModule(ctx, wasm)
 }
 
 func (h *Host) release(e *compiledEntry) {
