@@ -3,7 +3,6 @@ package records
 import (
 	"bytes"
 	"context"
-	"errors"
 	"sort"
 	"strings"
 
@@ -80,9 +79,9 @@ func compoundKeys(s *Schema, r *record) [][]byte {
 }
 
 // buildCompound gives every stored published record its compound entries, once: when the
-// marker is missing (a store written before compound indexes), it walks every record and writes
-// the entries in batches, then sets the marker. Entries are idempotent, so an interrupted build
-// is simply repeated on the next start.
+// marker is missing (a store written before compound indexes), it walks each collection's
+// records in chunks, writing each chunk's entries in one transaction, then sets the marker.
+// Entries are idempotent, so an interrupted build is simply repeated on the next start.
 func (s *Service) buildCompound(ctx context.Context) error {
 	done := false
 	if err := s.db.View(ctx, func(txn *store.Txn) error {
@@ -92,56 +91,77 @@ func (s *Service) buildCompound(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if done {
-		s.compoundReady.Store(true)
-		return nil
-	}
-	schemas := map[string]*Schema{}
-	prefix := store.Prefix(root, "r")
-	wb := s.db.NewBatch()
-	err := s.db.View(ctx, func(txn *store.Txn) error {
-		return txn.Iterate(store.IterOptions{Prefix: prefix}, func(k, v []byte) (bool, error) {
-			project, coll, id := cutPath(string(k[len(prefix):]))
-			key := project + "/" + coll
-			sch, seen := schemas[key]
-			if !seen {
-				var err error
-				sch, err = s.Schema(ctx, project, coll)
-				if err != nil && !errors.Is(err, ErrCollectionNotFound) {
-					return false, err
-				}
-				schemas[key] = sch
-			}
-			if sch == nil {
-				return true, nil
-			}
-			r, err := decodeRecord(id, v)
+	if !done {
+		projects, err := s.ten.Projects(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range projects {
+			colls, err := s.ten.Collections(ctx, p.ID)
 			if err != nil {
-				return false, err
+				return err
 			}
-			if !r.published {
-				return true, nil
-			}
-			for _, ck := range compoundKeys(sch, r) {
-				if err := wb.Set(ck, nil); err != nil {
-					return false, err
+			for _, c := range colls {
+				sch, err := s.Schema(ctx, p.ID, c.Name)
+				if err != nil {
+					return err
+				}
+				if len(sch.leads) == 0 {
+					continue
+				}
+				if err := s.buildCompoundOf(ctx, sch); err != nil {
+					return err
 				}
 			}
-			return ctx.Err() == nil, ctx.Err()
-		})
-	})
-	if err != nil {
-		wb.Cancel()
-		return err
-	}
-	if err := wb.Flush(); err != nil {
-		return err
-	}
-	if err := s.db.Update(ctx, func(txn *store.Txn) error { return txn.Set(compoundMarker(), []byte{1}) }); err != nil {
-		return err
+		}
+		err = s.db.Update(ctx, func(txn *store.Txn) error { return txn.Set(compoundMarker(), []byte{1}) })
+		if err != nil {
+			return err
+		}
 	}
 	s.compoundReady.Store(true)
 	return nil
+}
+
+// buildCompoundOf writes the compound entries of one collection's published records.
+func (s *Service) buildCompoundOf(ctx context.Context, sch *Schema) error {
+	prefix := recPrefix(sch.Project, sch.Name)
+	var after []byte
+	for {
+		var keys [][]byte
+		n := 0
+		err := s.db.View(ctx, func(txn *store.Txn) error {
+			return txn.Iterate(store.IterOptions{Prefix: prefix, Start: after}, func(k, v []byte) (bool, error) {
+				if after != nil && bytes.Equal(k, after) {
+					return true, nil
+				}
+				after = bytes.Clone(k)
+				n++
+				r, err := decodeRecord(store.LastPart(k), v)
+				if err != nil {
+					return false, err
+				}
+				if r.published {
+					keys = append(keys, compoundKeys(sch, r)...)
+				}
+				return n < 1000 && len(keys) < 10000, nil
+			})
+		})
+		if err != nil || n == 0 {
+			return err
+		}
+		err = s.db.Update(ctx, func(txn *store.Txn) error {
+			for _, k := range keys {
+				if err := txn.Set(k, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // scanCompound is scanSorted over the compound index of p.lead and the single sort key: it

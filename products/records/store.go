@@ -18,6 +18,9 @@ import (
 //	records/g/<project>/<collection>/<field>/<v>    -> 8-byte count of published records with
 //	                                                   value v (select, multiselect, boolean,
 //	                                                   relation and relations fields)
+//	records/x/<project>/<collection>/<lead>/<order>/<lead v><order v><id>
+//	                                                -> nil: compound index entry (compound.go)
+//	records/v/compound                              -> set once compound entries are complete
 //	records/tj/<time-ordered id>                    -> "<project>/<collection>/<id>": title journal
 const root = "records"
 
