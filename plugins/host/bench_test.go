@@ -54,7 +54,7 @@ var spamConfig = map[string]string{"blockedWords": "casino,loan,viagra,crypto,bi
 func BenchmarkFormsSubmitNoPlugin(b *testing.B) { benchFormsSubmit(b) }
 
 // BenchmarkFormsSubmitNoop is the per-call overhead of a PDK filter that
-// allows everything, with loop protection on (target: p50 < 10 µs).
+// allows everything, with the loop guard on (target: p50 < 10 µs).
 func BenchmarkFormsSubmitNoop(b *testing.B) {
 	benchFormsSubmit(b, Registration{Name: "noop", Hooks: []string{HookFormsSubmit}})
 }

@@ -19,8 +19,8 @@
 // project has its own wazero runtime; each plugin has a capped pool of warm
 // instances, each serving one call at a time; an instance is dropped after
 // a trap, a timeout or when its memory grows past three quarters of its
-// cap; every call runs under a deadline enforced inside guest loops
-// (WithCloseOnContextDone); memory is capped per plugin; guests get no
+// cap; every call runs under a deadline enforced by a fuel guard compiled
+// into the module (package guard); memory is capped per plugin; guests get no
 // file system, no environment, a wall clock frozen at the start of each
 // call and a random source from the host; stdout, stderr and the log host
 // function go to a bounded per-plugin log buffer (Host.Logs); repeated

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/mail"
 	"strings"
 	"sync"
@@ -30,11 +31,20 @@ type Tenants interface {
 
 var _ Tenants = (*tenancy.Service)(nil)
 
-// SendHook filters a send before it is queued: the plugin hook point "email.send". It may
-// change m's content, tags and metadata, or refuse the send by returning an error (an
-// *httpx.Error keeps its code; any other error becomes 422 SEND_REJECTED).
+// SendHook filters a send before it is queued: the plugin hook point "email.send". It sees
+// the rendered message and, for a template send, the variables it was rendered with. It may
+// change the message's content, tags and metadata, or the variables (the template is then
+// rendered again with them), or refuse the send by returning an error (an *httpx.Error keeps
+// its code; any other error becomes 422 SEND_REJECTED).
 type SendHook interface {
-	FilterSend(ctx context.Context, project string, m *Message) error
+	FilterSend(ctx context.Context, project string, d *Draft) error
+}
+
+// Draft is a send as a SendHook sees it.
+type Draft struct {
+	Message *Message
+	// Variables are the template variables of a template send (nil for an inline send).
+	Variables Vars
 }
 
 // ErrRejected is a send a SendHook refused.
@@ -174,17 +184,26 @@ func (s *Service) Send(ctx context.Context, caller Caller, idem string, req Send
 	if err != nil {
 		return Receipt{}, err
 	}
-	m, err := s.build(ctx, proj, req)
+	m, vars, err := s.build(ctx, proj, req)
 	if err != nil {
 		return Receipt{}, err
 	}
 	if s.hook != nil {
-		if err := s.hook.FilterSend(ctx, proj.ID, m); err != nil {
+		d := &Draft{Message: m}
+		if m.TemplateID != "" {
+			d.Variables = maps.Clone(vars)
+		}
+		if err := s.hook.FilterSend(ctx, proj.ID, d); err != nil {
 			var apiErr *httpx.Error
 			if errors.As(err, &apiErr) {
 				return Receipt{}, err
 			}
 			return Receipt{}, fmt.Errorf("%w: %v", ErrRejected, err)
+		}
+		if m.TemplateID != "" && !maps.Equal(vars, d.Variables) {
+			if err := s.renderTemplate(ctx, m, proj.ID, m.TemplateID, d.Variables); err != nil {
+				return Receipt{}, err
+			}
 		}
 	}
 	m.IdempotencyKey = idem
@@ -212,8 +231,9 @@ func (s *Service) project(ctx context.Context, caller Caller, id string) (tenanc
 	return p, err
 }
 
-// build validates the request and renders the message it asks for.
-func (s *Service) build(ctx context.Context, proj tenancy.ProjectInfo, req SendRequest) (*Message, error) {
+// build validates the request and renders the message it asks for; it also returns the
+// template variables.
+func (s *Service) build(ctx context.Context, proj tenancy.ProjectInfo, req SendRequest) (*Message, Vars, error) {
 	var problems []httpx.FieldProblem
 	bad := func(field, problem string) {
 		problems = append(problems, httpx.FieldProblem{Field: field, Problem: problem})
@@ -267,7 +287,7 @@ func (s *Service) build(ctx context.Context, proj tenancy.ProjectInfo, req SendR
 		}
 	}
 	if len(problems) > 0 {
-		return nil, httpx.Validation(problems...)
+		return nil, nil, httpx.Validation(problems...)
 	}
 
 	now := s.now()
@@ -307,10 +327,10 @@ func (s *Service) build(ctx context.Context, proj tenancy.ProjectInfo, req SendR
 			m.Text = HTMLToText(m.HTML)
 		}
 	} else if err := s.renderTemplate(ctx, m, proj.ID, req.TemplateID, vars); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m.Log = []LogEntry{{At: m.CreatedAt, Event: string(StatusQueued), Status: StatusQueued, Detail: "accepted"}}
-	return m, nil
+	return m, vars, nil
 }
 
 // renderTemplate fills m's subject and bodies from the project's template.

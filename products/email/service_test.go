@@ -3,6 +3,7 @@ package email_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -97,15 +98,22 @@ func TestIdempotencyWindow(t *testing.T) {
 	}
 }
 
-// hook rewrites subjects and refuses one address.
+// hook rewrites subjects, refuses one address and rewrites the variables of another.
 type hook struct{}
 
-func (hook) FilterSend(_ context.Context, project string, m *email.Message) error {
+func (hook) FilterSend(_ context.Context, project string, d *email.Draft) error {
+	m := d.Message
 	switch m.To.Email {
 	case "refused@example.com":
 		return errors.New("blocked by policy")
 	case "coded@example.com":
 		return httpx.New(403, "POLICY", "no", nil)
+	case "vars@example.com":
+		if d.Variables["name"] != "Ada" {
+			return fmt.Errorf("hook saw variables %v, want name=Ada", d.Variables)
+		}
+		d.Variables["name"] = "Grace"
+		return nil
 	}
 	m.Subject = "[" + project + "] " + m.Subject
 	return nil
@@ -123,6 +131,15 @@ func TestSendHookAndClose(t *testing.T) {
 	}
 	if m, _ := svc.Get(ctx, rc.ID); m.Subject != "[demo] Subject" {
 		t.Errorf("hooked subject = %q", m.Subject)
+	}
+	// Rewritten variables render the template again.
+	rc, err = svc.Send(ctx, demo, "", email.SendRequest{To: &email.Address{Email: "vars@example.com"}, TemplateID: "plain",
+		Variables: map[string]any{"name": "Ada"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := svc.Get(ctx, rc.ID); m.Subject != "Plain Grace" || m.Text != "Hello Grace" {
+		t.Errorf("after a variables rewrite: subject %q, text %q; want Grace", m.Subject, m.Text)
 	}
 	if _, err := svc.Send(ctx, demo, "", inlineReq("refused@example.com")); !errors.Is(err, email.ErrRejected) {
 		t.Errorf("refused send = %v, want ErrRejected (422 SEND_REJECTED)", err)

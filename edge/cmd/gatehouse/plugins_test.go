@@ -87,6 +87,10 @@ orgs:
       - id: plug
         keys:
           - {name: web, value: pk_live_plug_web, products: [forms, records]}
+          - {name: server, value: sk_live_plug_server, products: [email]}
+        email:
+          templates:
+            - {slug: code, subject: "Hello {{name}}", body: "Your code is {{code}}."}
         forms:
           - slug: contact
             published: true
@@ -116,7 +120,7 @@ orgs:
         plugins:
           - {name: spam, module: %q, hooks: [forms.submit], config: {blockedWords: "casino,loan"}}
           - {name: hmac, module: %q, hooks: [captcha.verify], config: {secret: s3cret}}
-          - {name: redact, module: %q, hooks: [records.read], config: {fields: views}}
+          - {name: redact, module: %q, hooks: [records.read, email.send], config: {fields: "views,code"}}
 `, mods["spamguard"], mods["captcha-hmac"], mods["redactor"])
 	file := filepath.Join(data, "tenants.yaml")
 	if err := os.WriteFile(file, []byte(tenants), 0o600); err != nil {
@@ -161,6 +165,24 @@ orgs:
 			if strings.Contains(url, "populate") && !strings.Contains(body, "Ada") {
 				t.Errorf("GET %s did not populate the author: %s", url, body)
 			}
+		}
+	})
+	t.Run("redactor masks email variables", func(t *testing.T) {
+		code, body := do(t, "POST", p.url+"/email/notifications/send", "sk_live_plug_server",
+			`{"to":{"email":"ada@example.com"},"templateId":"code","variables":{"name":"Ada","code":"481516"}}`)
+		if code != 202 {
+			t.Fatalf("send = %d %s", code, body)
+		}
+		var eml string
+		for deadline := time.Now().Add(10 * time.Second); eml == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			files, _ := filepath.Glob(filepath.Join(data, "outbox", "*.eml"))
+			if len(files) > 0 {
+				b, _ := os.ReadFile(files[0])
+				eml = string(b)
+			}
+		}
+		if !strings.Contains(eml, "Your code is [redacted].") || strings.Contains(eml, "481516") || !strings.Contains(eml, "Hello Ada") {
+			t.Errorf("delivered message does not have the code masked:\n%s", eml)
 		}
 	})
 	t.Run("upload and swap", func(t *testing.T) {

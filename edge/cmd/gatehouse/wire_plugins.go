@@ -198,13 +198,20 @@ func (p pluginVerifier) Verify(ctx context.Context, ch forms.Challenge) (forms.V
 // emailPlugins runs the email.send plugins on a message before it is queued.
 type emailPlugins struct{ h *host.Host }
 
-// FilterSend lets plugins refuse a send or rewrite its tags. The message is already rendered,
-// so a rewrite of variables has nothing left to change.
-func (e emailPlugins) FilterSend(ctx context.Context, project string, m *email.Message) error {
+// FilterSend lets plugins refuse a send or rewrite its tags and template variables (the email
+// service renders the template again with rewritten variables).
+func (e emailPlugins) FilterSend(ctx context.Context, project string, d *email.Draft) error {
+	m := d.Message
 	in := host.EmailInput{To: host.Address{Email: m.To.Email, Name: m.To.Name}, From: &host.Address{Email: m.From.Email, Name: m.From.Name},
 		TemplateID: m.TemplateID, Subject: m.Subject, BodyHTML: m.HTML, BodyText: m.Text, Tags: m.Tags, Metadata: m.Metadata}
 	if m.ReplyTo != nil {
 		in.ReplyTo = &host.Address{Email: m.ReplyTo.Email, Name: m.ReplyTo.Name}
+	}
+	if d.Variables != nil {
+		in.Variables = make(map[string]any, len(d.Variables))
+		for k, v := range d.Variables {
+			in.Variables[k] = v
+		}
 	}
 	v, err := e.h.EmailSend(ctx, project, in)
 	if err != nil {
@@ -215,6 +222,13 @@ func (e emailPlugins) FilterSend(ctx context.Context, project string, m *email.M
 		return rejected(v.Code, v.Message, v.Plugin)
 	case host.Rewrite:
 		m.Tags = v.Tags
+		if d.Variables != nil && v.Variables != nil {
+			vars, bad, err := email.ParseVars(v.Variables)
+			if err != nil {
+				return fmt.Errorf("%w: %s: variable %q: %v", ErrPluginFailed, v.Plugin, bad, err)
+			}
+			d.Variables = vars
+		}
 	}
 	return nil
 }

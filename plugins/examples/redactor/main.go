@@ -1,13 +1,18 @@
 //go:build wasip1
 
-// Command redactor is a records.read filter: it removes the configured
-// fields from every record of a page, and from the records populated inside
-// it (relations), at any depth.
+// Command redactor keeps the configured fields out of what leaves the
+// gateway. As a records.read filter it removes them from every record of a
+// page, and from the records populated inside it (relations), at any depth.
+// As an email.send filter it masks the template variables of those names
+// before the template is rendered, and tags the email "redacted".
 //
-// Config: fields (comma-separated names, e.g. "email,internalNote").
+// Config: fields (comma-separated names, e.g. "email,internalNote"), mask
+// (what a masked variable becomes, default "[redacted]").
 package main
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/plugins/pdk"
@@ -15,16 +20,46 @@ import (
 
 var fields map[string]bool
 
-func init() {
-	pdk.OnRecordsRead(func(p pdk.Page) ([][]byte, error) {
-		if fields == nil {
-			fields = map[string]bool{}
-			for _, f := range strings.Split(pdk.ConfigOr("fields", ""), ",") {
-				if f = strings.TrimSpace(f); f != "" {
-					fields[f] = true
-				}
-			}
+func load() {
+	if fields != nil {
+		return
+	}
+	fields = map[string]bool{}
+	for _, f := range strings.Split(pdk.ConfigOr("fields", ""), ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			fields[f] = true
 		}
+	}
+}
+
+func init() {
+	pdk.OnEmailSend(func(e pdk.Email) pdk.Verdict {
+		load()
+		vars := map[string]any{}
+		masked := false
+		e.Doc.Get("variables").Members(func(k string, v pdk.Value) bool {
+			if fields[k] {
+				vars[k], masked = pdk.ConfigOr("mask", "[redacted]"), true
+			} else {
+				vars[k] = json.RawMessage(v.Raw())
+			}
+			return true
+		})
+		if !masked {
+			return pdk.Allow()
+		}
+		var tags []string
+		e.Doc.Get("tags").Elements(func(_ int, t pdk.Value) bool {
+			tags = append(tags, t.Text())
+			return true
+		})
+		if !slices.Contains(tags, "redacted") {
+			tags = append(tags, "redacted")
+		}
+		return pdk.RewriteEmail(vars, tags)
+	})
+	pdk.OnRecordsRead(func(p pdk.Page) ([][]byte, error) {
+		load()
 		if len(fields) == 0 {
 			return nil, nil // nothing to redact: page unchanged
 		}

@@ -70,9 +70,8 @@ func init() {
 
 var httpPrefix, httpsPrefix = []byte("http://"), []byte("https://")
 
-// appendLower appends s to dst with ASCII letters lowered. Searching the
-// lowered copy with bytes.Contains (a tight IndexByte loop) is much
-// cheaper under the host's loop protection than a hand-written loop.
+// appendLower appends s to dst with ASCII letters lowered, so that the
+// blocked words are found with bytes.Contains over the lowered copy.
 func appendLower(dst []byte, s string) []byte {
 	dst = append(dst, s...)
 	for i, c := range dst {
