@@ -31,6 +31,12 @@ import (
 // discarded.
 const StopExport = "gatehouse_guard_stop"
 
+// StartExport is the export under which the module's start function (its
+// start section) is moved: a start section runs inside instantiation, where
+// no stop flag can reach it yet, so the host calls this export right after
+// instantiating, with the guard armed, before anything else.
+const StartExport = "gatehouse_guard_start"
+
 // Refill is the fuel given at each refill: about this many loop
 // iterations of a small loop run between two exits to the host.
 const Refill = 1 << 15
@@ -55,6 +61,7 @@ const (
 	secMemory    = 5
 	secGlobal    = 6
 	secExport    = 7
+	secStart     = 8
 	secCode      = 10
 	secDataCount = 12
 	secTag       = 13
@@ -88,12 +95,10 @@ func Instrument(wasm []byte) ([]byte, error) {
 	if m.memories == 0 {
 		return nil, fmt.Errorf("%w: the module has no memory", ErrUnsupported)
 	}
-	if m.exports[StopExport] {
-		return nil, fmt.Errorf("%w: the module already exports %s", ErrUnsupported, StopExport)
+	if m.exports[StopExport] || m.exports[StartExport] {
+		return nil, fmt.Errorf("%w: the module already exports %s or %s", ErrUnsupported, StopExport, StartExport)
 	}
-	fuel, stop := m.globals, m.globals+1
-	tickType := m.types
-	tick := m.funcImports + m.funcs
+	p := plan{fuel: m.globals, stop: m.globals + 1, tickType: m.types, tick: m.funcImports + m.funcs, start: m.start}
 
 	out := append([]byte(nil), header...)
 	added := map[byte]bool{}
@@ -108,7 +113,7 @@ func Instrument(wasm []byte) ([]byte, error) {
 		for _, id := range []byte{secType, secFunction, secGlobal, secExport, secCode} {
 			if !added[id] && !m.has[id] && order[id] < r {
 				added[id] = true
-				emit(id, appendVec(nil, id, 0, nil, m.newEntry(id, fuel, stop, tickType, tick)))
+				emit(id, appendVec(nil, 0, nil, p, id))
 			}
 		}
 	}
@@ -119,13 +124,15 @@ func Instrument(wasm []byte) ([]byte, error) {
 		switch s.id {
 		case secType, secFunction, secGlobal, secExport:
 			n, rest := uvarint(s.content)
-			emit(s.id, appendVec(nil, s.id, n, rest, m.newEntry(s.id, fuel, stop, tickType, tick)))
+			emit(s.id, appendVec(nil, n, rest, p, s.id))
 		case secCode:
-			n, bodies, err := rewriteCode(s.content, fuel, tick)
+			n, bodies, err := rewriteCode(s.content, p.fuel, p.tick)
 			if err != nil {
 				return nil, err
 			}
-			emit(s.id, appendVec(nil, s.id, n, bodies, m.newEntry(s.id, fuel, stop, tickType, tick)))
+			emit(s.id, appendVec(nil, n, bodies, p, s.id))
+		case secStart:
+			// Moved to StartExport.
 		default:
 			emit(s.id, s.content)
 		}
@@ -135,45 +142,57 @@ func Instrument(wasm []byte) ([]byte, error) {
 	return out, nil
 }
 
-// newEntry is the entry the rewrite appends to section id.
-func (m *moduleInfo) newEntry(id byte, fuel, stop, tickType, tick uint32) []byte {
+// plan holds the indexes of what the rewrite adds.
+type plan struct {
+	fuel, stop     uint32 // globals
+	tickType, tick uint32 // the guard function's type and index
+	start          *uint32
+}
+
+// entries returns what the rewrite appends to section id, and how many
+// entries that is.
+func (p plan) entries(id byte) ([]byte, uint64) {
 	switch id {
 	case secType:
-		return []byte{0x60, 0x00, 0x00} // func () -> ()
+		return []byte{0x60, 0x00, 0x00}, 1 // func () -> ()
 	case secFunction:
-		return binary.AppendUvarint(nil, uint64(tickType))
+		return binary.AppendUvarint(nil, uint64(p.tickType)), 1
 	case secGlobal:
 		g := []byte{0x7f, 0x01, 0x41} // mutable i32 = Refill
 		g = appendSLEB(g, Refill)
-		return append(g, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b) // mutable i32 = 0
+		return append(g, 0x0b, 0x7f, 0x01, 0x41, 0x00, 0x0b), 2 // and mutable i32 = 0
 	case secExport:
-		e := binary.AppendUvarint(nil, uint64(len(StopExport)))
-		e = append(e, StopExport...)
-		e = append(e, 0x03) // global
-		return binary.AppendUvarint(e, uint64(stop))
+		e := appendExport(nil, StopExport, 0x03, p.stop) // a global
+		if p.start == nil {
+			return e, 1
+		}
+		return appendExport(e, StartExport, 0x00, *p.start), 2 // a function
 	case secCode:
 		body := []byte{0x00, 0x41} // no locals; i32.const Refill
 		body = appendSLEB(body, Refill)
 		body = append(body, 0x24) // global.set fuel
-		body = binary.AppendUvarint(body, uint64(fuel))
+		body = binary.AppendUvarint(body, uint64(p.fuel))
 		body = append(body, 0x41, 0x00, 0x40, 0x00, 0x1a, 0x23) // memory.grow 0; drop; global.get stop
-		body = binary.AppendUvarint(body, uint64(stop))
+		body = binary.AppendUvarint(body, uint64(p.stop))
 		body = append(body, 0x04, 0x40, 0x00, 0x0b, 0x0b) // if unreachable end; end
-		return appendBytes(nil, body)
+		return appendBytes(nil, body), 1
 	}
-	return nil
+	return nil, 0
+}
+
+func appendExport(dst []byte, name string, kind byte, index uint32) []byte {
+	dst = appendBytes(dst, []byte(name))
+	dst = append(dst, kind)
+	return binary.AppendUvarint(dst, uint64(index))
 }
 
 // appendVec appends a vector of n existing entries (their bytes in rest)
-// followed by the new entries of section id.
-func appendVec(dst []byte, id byte, n uint64, rest, entry []byte) []byte {
-	added := uint64(1)
-	if id == secGlobal {
-		added = 2 // fuel and stop
-	}
-	dst = binary.AppendUvarint(dst, n+added)
+// followed by the plan's new entries for section id.
+func appendVec(dst []byte, n uint64, rest []byte, p plan, id byte) []byte {
+	add, k := p.entries(id)
+	dst = binary.AppendUvarint(dst, n+k)
 	dst = append(dst, rest...)
-	return append(dst, entry...)
+	return append(dst, add...)
 }
 
 func appendBytes(dst, b []byte) []byte {
@@ -235,6 +254,7 @@ type moduleInfo struct {
 	globals     uint32 // imported and defined
 	memories    uint32 // imported and defined
 	exports     map[string]bool
+	start       *uint32 // the start function, if any
 }
 
 func (m *moduleInfo) read(s section) error {
@@ -306,7 +326,10 @@ func (m *moduleInfo) read(s section) error {
 			r.byte()
 			r.u32()
 		}
-	case 8, secDataCount: // start function, data count: one number
+	case secStart:
+		f := r.u32()
+		m.start = &f
+	case secDataCount:
 		r.u32()
 	case 4, 9, 11, secTag: // tables, elements, data, tags: copied as they are,
 		// but a vector cannot have more entries than its section has bytes

@@ -129,6 +129,34 @@ func TestInstrumentAddsChecksAndSections(t *testing.T) {
 	}
 }
 
+func TestStartSectionMovesToExport(t *testing.T) {
+	in := module(
+		sec(secType, vec([]byte{0x60, 0x00, 0x00})...),
+		sec(secFunction, vec([]byte{0x00})...),
+		sec(secMemory, vec([]byte{0x00, 0x01})...),
+		sec(secStart, 0x00),
+		sec(secCode, vec(body(0x0b))...),
+	)
+	out, err := Instrument(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs, err := splitSections(out[len(header):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info moduleInfo
+	for _, s := range secs {
+		if err := info.read(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if info.start != nil || !info.exports[StartExport] || !info.exports[StopExport] {
+		t.Errorf("start section %v, exports %v: want no start section, %s and %s exported",
+			info.start, info.exports, StartExport, StopExport)
+	}
+}
+
 func TestInstrumentRefuses(t *testing.T) {
 	cases := map[string][]byte{
 		"empty":        nil,

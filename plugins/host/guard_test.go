@@ -51,6 +51,36 @@ func callTreeModule() []byte {
 	}, nil)
 }
 
+// startLoopModule is a plugin whose start section never returns.
+func startLoopModule() []byte {
+	return bytes.Join([][]byte{
+		[]byte("\x00asm\x01\x00\x00\x00"),
+		wasmSection(1, []byte{0x60, 0x00, 0x01, 0x7f}, []byte{0x60, 0x00, 0x00}),
+		wasmSection(3, []byte{0x00}, []byte{0x01}),
+		wasmSection(5, []byte{0x00, 0x01}),
+		wasmSection(7, append(wasmName("memory"), 0x02, 0x00), append(wasmName(abiMarker), 0x00, 0x00),
+			append(wasmName("hook_forms_submit"), 0x00, 0x00)),
+		{0x08, 0x01, 0x01}, // start: function 1
+		wasmSection(10,
+			wasmBody(0x41, 0x00, 0x0b),                    // marker and hook: i32.const 0
+			wasmBody(0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b)), // loop br 0 end
+	}, nil)
+}
+
+func TestStartSectionLoopIsStopped(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, func(o *Options) { o.MaxTimeout = 300 * time.Millisecond })
+	start := time.Now()
+	err := h.Register(context.Background(), Registration{Project: "demo", Name: "start", Module: startLoopModule(),
+		Hooks: []string{HookFormsSubmit}, Limits: Limits{TimeoutMs: 100}})
+	if !errors.Is(err, ErrInvalidModule) {
+		t.Fatalf("Register = %v, want ErrInvalidModule (start never finished)", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Register returned after %v, want about 300ms", d)
+	}
+}
+
 func TestCallTreeWithoutLoopsTimesOut(t *testing.T) {
 	t.Parallel()
 	h := newHost(t, nil)

@@ -222,13 +222,19 @@ func (p *pool) start(ctx context.Context) (*instance, error) {
 		return nil, fmt.Errorf("%w: no guard", ErrInvalidModule)
 	}
 	inst.stop = stop
-	if init := mod.ExportedFunction("_initialize"); init != nil {
-		if err := inst.run(ctx, init, nil); err != nil {
+	// The module's start section (moved to an export by the guard), then
+	// _initialize, as instantiation would have run them, but stoppable.
+	for _, name := range []string{guard.StartExport, "_initialize"} {
+		fn := mod.ExportedFunction(name)
+		if fn == nil {
+			continue
+		}
+		if err := inst.run(ctx, fn, nil); err != nil {
 			inst.close()
 			if inst.mem.hit {
 				return nil, fmt.Errorf("%w: %w", ErrMemoryLimit, err)
 			}
-			return nil, fmt.Errorf("_initialize: %w", err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	inst.marker = mod.ExportedFunction(abiMarker)
