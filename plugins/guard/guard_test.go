@@ -44,12 +44,12 @@ var loopModule = module(
 	))...),
 )
 
-// checks counts the fuel checks in m's code (calls of the guard function).
-func checks(t *testing.T, m []byte) int {
+// parse reads an instrumented module back.
+func parse(t *testing.T, m []byte) ([]section, moduleInfo) {
 	t.Helper()
 	secs, err := splitSections(m[len(header):])
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("output sections: %v", err)
 	}
 	var info moduleInfo
 	for _, s := range secs {
@@ -57,6 +57,13 @@ func checks(t *testing.T, m []byte) int {
 			t.Fatal(err)
 		}
 	}
+	return secs, info
+}
+
+// checks counts the fuel checks in m's code (calls of the guard function).
+func checks(t *testing.T, m []byte) int {
+	t.Helper()
+	secs, info := parse(t, m)
 	tick := info.funcImports + info.funcs - 1
 	n := 0
 	for _, s := range secs {
@@ -108,17 +115,7 @@ func TestInstrumentAddsChecksAndSections(t *testing.T) {
 			if got := checks(t, out); got != tc.checks {
 				t.Errorf("checks = %d, want %d", got, tc.checks)
 			}
-			secs, err := splitSections(out[len(header):])
-			if err != nil {
-				t.Fatalf("output sections: %v", err)
-			}
-			var info moduleInfo
-			for _, s := range secs {
-				if err := info.read(s); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if !info.exports[StopExport] {
+			if _, info := parse(t, out); !info.exports[StopExport] {
 				t.Errorf("no %s export", StopExport)
 			}
 			// Instrumenting twice is refused: the output parses completely.
@@ -141,17 +138,7 @@ func TestStartSectionMovesToExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secs, err := splitSections(out[len(header):])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var info moduleInfo
-	for _, s := range secs {
-		if err := info.read(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if info.start != nil || !info.exports[StartExport] || !info.exports[StopExport] {
+	if _, info := parse(t, out); info.start != nil || !info.exports[StartExport] || !info.exports[StopExport] {
 		t.Errorf("start section %v, exports %v: want no start section, %s and %s exported",
 			info.start, info.exports, StartExport, StopExport)
 	}
