@@ -12,3 +12,8 @@ bench-records: ## records: import RECORDS_N (100k) records, start-up time, req/s
 
 bench-records-1m: ## records: the same benchmark at 1,000,000 records (takes several minutes)
 	$(GO) run ./products/records/cmd/recordsbench -n 1000000 -duration 10s
+
+.PHONY: bench-records-server-rss
+bench-records-server-rss: ## records: the real server's RSS and req/s under wrk, on a folder made by recordsbench -dir (RECORDS_DIR, RECORDS_N, RECORDS_MIXES="a b", RECORDS_MEMORY_MB=0)
+	@test -n "$(RECORDS_DIR)" || { echo "set RECORDS_DIR to a folder made by: go run ./products/records/cmd/recordsbench -n N -dir DIR"; exit 2; }
+	products/records/bench/server-rss.sh $(RECORDS_DIR) $(RECORDS_N) "$(or $(RECORDS_MIXES),a b)" $(or $(RECORDS_MEMORY_MB),0)
