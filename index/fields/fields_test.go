@@ -207,6 +207,39 @@ func TestSubScan(t *testing.T) {
 	}
 }
 
+func TestScanValues(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	prefix := Sub(store.Prefix("t", "cat", "views"), String("a"))
+	err = db.Update(ctx, func(txn *store.Txn) error {
+		for i, id := range []string{"p", "q", "r"} {
+			if err := txn.Set(Entry(prefix, Number(float64(i)), id), []byte("v"+id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = db.View(ctx, func(txn *store.Txn) error {
+		o := ScanOptions{Range: Range{Lo: Bound{Value: Number(1), Inclusive: true}}, Reverse: true}
+		return ScanValues(txn, prefix, o, func(enc, id, val []byte) (bool, error) {
+			got = append(got, Text(enc)+string(id)+"="+string(val))
+			return true, nil
+		})
+	})
+	if err != nil || strings.Join(got, " ") != "2r=vr 1q=vq" {
+		t.Errorf("ScanValues = %q, %v", got, err)
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	f.Add(String("hello"))
 	f.Add(Number(3.5))

@@ -102,6 +102,17 @@ func Scan(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc []byte, id s
 
 // ScanBytes is Scan with the id as bytes, valid only during the call (no allocation per entry).
 func ScanBytes(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc, id []byte) (bool, error)) error {
+	return scan(txn, prefix, o, true, func(enc, id, _ []byte) (bool, error) { return fn(enc, id) })
+}
+
+// ScanValues is ScanBytes for entries that carry a value (compound entries with a record's
+// projection): fn also gets the entry's value, a copy it may keep; enc and id are valid only
+// during the call.
+func ScanValues(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc, id, val []byte) (bool, error)) error {
+	return scan(txn, prefix, o, false, fn)
+}
+
+func scan(txn *store.Txn, prefix []byte, o ScanOptions, keysOnly bool, fn func(enc, id, val []byte) (bool, error)) error {
 	var start []byte
 	if !o.Reverse {
 		if o.Range.Lo.Value != nil {
@@ -118,7 +129,7 @@ func ScanBytes(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc, id []b
 			start = o.After
 		}
 	}
-	return txn.Iterate(store.IterOptions{Prefix: prefix, Start: start, Reverse: o.Reverse, KeysOnly: true}, func(k, _ []byte) (bool, error) {
+	return txn.Iterate(store.IterOptions{Prefix: prefix, Start: start, Reverse: o.Reverse, KeysOnly: keysOnly}, func(k, v []byte) (bool, error) {
 		if o.After != nil && bytes.Equal(k, o.After) {
 			return true, nil
 		}
@@ -139,7 +150,7 @@ func ScanBytes(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc, id []b
 			}
 			return true, nil
 		}
-		return fn(enc, id)
+		return fn(enc, id, v)
 	})
 }
 

@@ -52,12 +52,15 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 	plain := len(p.filters) == 0 && len(p.words) == 0
 	counts := map[string]int{}
 	var order [][]byte
+	// add counts n for enc, which it copies when new (enc may be reused by the caller).
 	add := func(enc []byte, n int) {
-		k := string(enc)
-		if _, ok := counts[k]; !ok {
-			order = append(order, enc)
+		if c, ok := counts[string(enc)]; ok {
+			counts[string(enc)] = c + n
+			return
 		}
-		counts[k] += n
+		enc = bytes.Clone(enc)
+		order = append(order, enc)
+		counts[string(enc)] = n
 	}
 	var total int64
 	err = s.view(ctx, func(rd *recReader) error {
@@ -71,7 +74,7 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 			gp := groupPrefix(q.Project, q.Collection, f.Name)
 			return txn.Iterate(store.IterOptions{Prefix: gp}, func(k, v []byte) (bool, error) {
 				if len(v) == 8 {
-					add(bytes.Clone(k[len(gp):]), int(binary.BigEndian.Uint64(v)))
+					add(k[len(gp):], int(binary.BigEndian.Uint64(v)))
 				}
 				return true, nil
 			})
@@ -79,26 +82,26 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 			// Index walk, keys only: the index holds only published records.
 			return fields.Scan(txn, idxPrefix(q.Project, q.Collection, f.Name), fields.ScanOptions{}, func(enc []byte, _ string) (bool, error) {
 				if enc[0] != fields.TagNull {
-					if n := len(order); n > 0 && bytes.Equal(order[n-1], enc) {
-						counts[string(enc)]++
-					} else {
-						add(bytes.Clone(enc), 1)
-					}
+					add(enc, 1)
 				}
 				return ctx.Err() == nil, ctx.Err()
 			})
 		}
-		return s.each(ctx, rd, p, func(r *record) {
+		visit := func(r *record) {
 			total++
 			if f == nil {
 				return
 			}
 			for _, enc := range r.values(f.Name) {
 				if enc[0] != fields.TagNull {
-					add(bytes.Clone(enc), 1)
+					add(enc, 1)
 				}
 			}
-		})
+		}
+		if done, err := s.eachCompound(ctx, rd, p, f, visit); done || err != nil {
+			return err
+		}
+		return s.each(ctx, rd, p, visit)
 	})
 	if err != nil {
 		return nil, err
@@ -133,4 +136,146 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 		values = append(values, v)
 	}
 	return json.Marshal(map[string]any{"values": values})
+}
+
+// eachCompound is each answered from the compound entries alone, when it can be: without q,
+// with an eq or in filter on a lead field L (the one with the smallest counter when several),
+// and with every filter and the grouped field among L, an order field O that has a compound
+// index with L, id, and the groupable fields (whose values each entry carries: its
+// projection). It walks the entries of each value of L, narrowed by the first range filter on
+// O (createdAt, the whole value, when there is none), and checks every filter on a record
+// made of the entry alone (published, since only published records have entries): the walk
+// visits only records with L's values and no record is read. It reports false, having done
+// nothing, when the query has another shape or the entries are not complete yet.
+func (s *Service) eachCompound(ctx context.Context, rd *recReader, p *plan, f *Field, fn func(r *record)) (bool, error) {
+	if !s.projReady.Load() || len(p.words) > 0 || len(p.filters) == 0 {
+		return false, nil
+	}
+	sch := p.sch
+	var lead *Filter
+	var leadCount int64
+	for i := range p.filters {
+		fl := &p.filters[i]
+		if (fl.Op != "eq" && fl.Op != "in") || !leadField(fl.f) || fl.f.Array {
+			continue
+		}
+		var n int64
+		for _, v := range fl.Values {
+			c, err := rd.estimate(append(groupPrefix(sch.Project, sch.Name, fl.Field), v...))
+			if err != nil {
+				return false, err
+			}
+			n += c
+		}
+		if lead == nil || n < leadCount {
+			lead, leadCount = fl, n
+		}
+	}
+	if lead == nil {
+		return false, nil
+	}
+	order, rng := fieldCreatedAt, fields.Range{}
+	for i := range p.filters {
+		fl := &p.filters[i]
+		if fl.Op == "in" || !sch.hasCompound(lead.Field, fl.Field) {
+			continue
+		}
+		if r, ok := fl.rng(); ok {
+			order, rng = fl.Field, r
+			break
+		}
+	}
+	covered := func(name string) bool {
+		if name == lead.Field || name == order || name == fieldID {
+			return true
+		}
+		g := sch.field(name)
+		return g != nil && g.Groupable()
+	}
+	for i := range p.filters {
+		if !covered(p.filters[i].Field) {
+			return false, nil
+		}
+	}
+	if f != nil && !covered(f.Name) {
+		return false, nil
+	}
+	// The fields a check or the count reads; the rest of each projection is skipped.
+	need := []string{}
+	for i := range p.filters {
+		need = append(need, p.filters[i].Field)
+	}
+	if f != nil {
+		need = append(need, f.Name)
+	}
+	withID := false
+	for _, n := range need {
+		withID = withID || n == fieldID
+	}
+	// One record, rebuilt for each entry: fn gets it only for the duration of the call.
+	r := &record{published: true}
+	base := compoundPrefix(sch.Project, sch.Name, lead.Field, order)
+	for _, v := range distinctValues(lead.Values) {
+		prefix := fields.Sub(base, v)
+		leadEnc := [][]byte{v}
+		orderEnc := [][]byte{nil}
+		err := fields.ScanValues(rd.txn, prefix, fields.ScanOptions{Range: rng}, func(enc, id, val []byte) (bool, error) {
+			orderEnc[0] = enc
+			r.idx = append(r.idx[:0], idxVal{name: lead.Field, encs: leadEnc}, idxVal{name: order, encs: orderEnc})
+			var err error
+			if r.idx, err = projectionFields(val, need, r.idx); err != nil {
+				return false, err
+			}
+			if withID {
+				r.id = string(id)
+			}
+			if p.match(r) {
+				fn(r)
+			}
+			return ctx.Err() == nil, ctx.Err()
+		})
+		if err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// projectionFields appends to idx the fields of a projection (encodeProjection) named in need,
+// reusing idx's spare capacity; names come from need and values alias b.
+func projectionFields(b []byte, need []string, idx []idxVal) ([]idxVal, error) {
+	rd := &reader{b: b}
+	n := rd.uvarint()
+	for i := 0; i < n && !rd.err; i++ {
+		name := rd.bytes()
+		m := rd.uvarint()
+		if m > len(rd.b) {
+			return nil, errCorrupt
+		}
+		want := ""
+		for _, nm := range need {
+			if nm == string(name) {
+				want = nm
+				break
+			}
+		}
+		if want == "" {
+			for j := 0; j < m && !rd.err; j++ {
+				rd.bytes()
+			}
+			continue
+		}
+		var encs [][]byte
+		if len(idx) < cap(idx) {
+			encs = idx[:len(idx)+1][len(idx)].encs[:0]
+		}
+		for j := 0; j < m && !rd.err; j++ {
+			encs = append(encs, rd.bytes())
+		}
+		idx = append(idx, idxVal{name: want, encs: encs, group: true})
+	}
+	if rd.err {
+		return nil, errCorrupt
+	}
+	return idx, nil
 }

@@ -3,6 +3,7 @@ package records
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"sort"
 	"strings"
 
@@ -15,14 +16,21 @@ import (
 // each such pair (lead L, order O) of a collection, every published record with a non-null L
 // has the key
 //
-//	records/x/<p>/<c>/<L>/<O>/<enc L value><enc O value><id>   -> nil
+//	records/x/<p>/<c>/<L>/<O>/<enc L value><enc O value><id>   -> projection of the record
 //
 // written and removed in the transaction of the record's write, beside its field index
-// entries. Stores written before compound indexes existed get them once on start (the marker
-// key records/v/compound says they are complete).
+// entries. The value is the record's aggregate projection: the index encodings of its
+// groupable fields other than L (encodeProjection), so that an aggregate whose filters and
+// groupBy field are all among L, O and those fields is answered from one walk of entries,
+// without reading records (eachCompound). Stores written before compound indexes existed get
+// them once on start (the marker key records/v/compound says they are complete; records/v/
+// aggproj that every entry carries its projection).
 
 // compoundMarker is set once every stored record has its compound entries.
 func compoundMarker() []byte { return store.Key(root, "v", "compound") }
+
+// projMarker is set once every compound entry carries its record's projection.
+func projMarker() []byte { return store.Key(root, "v", "aggproj") }
 
 func compoundPrefix(project, coll, lead, order string) []byte {
 	return store.Prefix(root, "x", project, coll, lead, order)
@@ -57,14 +65,18 @@ func (s *Schema) hasCompound(lead, order string) bool {
 	return l != nil && o != nil && leadField(l) && orderField(o) && !l.Array
 }
 
+// compoundEntry is one compound index key and its value.
+type compoundEntry struct{ key, val []byte }
+
 // compoundKeys returns the compound entries of a record under schema s (nil for none).
-func compoundKeys(s *Schema, r *record) [][]byte {
-	var out [][]byte
+func compoundKeys(s *Schema, r *record) []compoundEntry {
+	var out []compoundEntry
 	for _, l := range s.leads {
 		lv := r.values(l)
 		if len(lv) != 1 || lv[0][0] == fields.TagNull {
 			continue
 		}
+		proj := encodeProjection(r, l)
 		for _, o := range s.orders {
 			ov := r.values(o)
 			enc := fields.Null()
@@ -72,21 +84,77 @@ func compoundKeys(s *Schema, r *record) [][]byte {
 				enc = ov[0]
 			}
 			sub := fields.Sub(compoundPrefix(s.Project, s.Name, l, o), lv[0])
-			out = append(out, fields.Entry(sub, enc, r.id))
+			out = append(out, compoundEntry{fields.Entry(sub, enc, r.id), proj})
 		}
 	}
 	return out
 }
 
-// buildCompound gives every stored published record its compound entries, once: when the
-// marker is missing (a store written before compound indexes), it walks each collection's
-// records in chunks, writing each chunk's entries in one transaction, then sets the marker.
-// Entries are idempotent, so an interrupted build is simply repeated on the next start.
+// encodeProjection is the value of a record's compound entries under lead: the index
+// encodings of its groupable fields except lead (whose value, like the order field's, is in
+// the key), in the stored record's format: count, then per field its name, count and values.
+func encodeProjection(r *record, lead string) []byte {
+	n, size := 0, 1
+	for _, x := range r.idx {
+		if x.group && x.name != lead {
+			n++
+			size += len(x.name) + 2
+			for _, e := range x.encs {
+				size += len(e) + 1
+			}
+		}
+	}
+	b := make([]byte, 0, size)
+	b = binary.AppendUvarint(b, uint64(n))
+	for _, x := range r.idx {
+		if x.group && x.name != lead {
+			b = putBytes(b, []byte(x.name))
+			b = binary.AppendUvarint(b, uint64(len(x.encs)))
+			for _, e := range x.encs {
+				b = putBytes(b, e)
+			}
+		}
+	}
+	return b
+}
+
+// decodeProjection appends the fields of a projection to idx; the values alias b.
+func decodeProjection(b []byte, idx []idxVal) ([]idxVal, error) {
+	rd := &reader{b: b}
+	n := rd.uvarint()
+	for i := 0; i < n && !rd.err; i++ {
+		name := string(rd.bytes())
+		m := rd.uvarint()
+		if m > len(rd.b) {
+			return nil, errCorrupt
+		}
+		encs := make([][]byte, 0, m)
+		for j := 0; j < m && !rd.err; j++ {
+			encs = append(encs, rd.bytes())
+		}
+		idx = append(idx, idxVal{name: name, encs: encs, group: true})
+	}
+	if rd.err {
+		return nil, errCorrupt
+	}
+	return idx, nil
+}
+
+// buildCompound gives every stored published record its compound entries, with their
+// projections, once: when a marker is missing (a store written before compound indexes, or
+// before their projections), it walks each collection's records in chunks, writing each
+// chunk's entries in the transaction that read the chunk (so a concurrent write conflicts and
+// the chunk is redone instead of leaving a stale projection), then sets the markers. Entries
+// are idempotent, so an interrupted build is simply repeated on the next start.
 func (s *Service) buildCompound(ctx context.Context) error {
 	done := false
 	if err := s.db.View(ctx, func(txn *store.Txn) error {
-		var err error
-		done, err = txn.Has(compoundMarker())
+		a, err := txn.Has(compoundMarker())
+		if err != nil {
+			return err
+		}
+		b, err := txn.Has(projMarker())
+		done = a && b
 		return err
 	}); err != nil {
 		return err
@@ -114,12 +182,18 @@ func (s *Service) buildCompound(ctx context.Context) error {
 				}
 			}
 		}
-		err = s.db.Update(ctx, func(txn *store.Txn) error { return txn.Set(compoundMarker(), []byte{1}) })
+		err = s.db.Update(ctx, func(txn *store.Txn) error {
+			if err := txn.Set(compoundMarker(), []byte{1}); err != nil {
+				return err
+			}
+			return txn.Set(projMarker(), []byte{1})
+		})
 		if err != nil {
 			return err
 		}
 	}
 	s.compoundReady.Store(true)
+	s.projReady.Store(true)
 	return nil
 }
 
@@ -128,39 +202,40 @@ func (s *Service) buildCompoundOf(ctx context.Context, sch *Schema) error {
 	prefix := recPrefix(sch.Project, sch.Name)
 	var after []byte
 	for {
-		var keys [][]byte
+		var last []byte
 		n := 0
-		err := s.db.View(ctx, func(txn *store.Txn) error {
-			return txn.Iterate(store.IterOptions{Prefix: prefix, Start: after}, func(k, v []byte) (bool, error) {
+		err := s.db.Update(ctx, func(txn *store.Txn) error {
+			last, n = nil, 0
+			var entries []compoundEntry
+			err := txn.Iterate(store.IterOptions{Prefix: prefix, Start: after}, func(k, v []byte) (bool, error) {
 				if after != nil && bytes.Equal(k, after) {
 					return true, nil
 				}
-				after = bytes.Clone(k)
+				last = bytes.Clone(k)
 				n++
 				r, err := decodeRecord(store.LastPart(k), v)
 				if err != nil {
 					return false, err
 				}
 				if r.published {
-					keys = append(keys, compoundKeys(sch, r)...)
+					entries = append(entries, compoundKeys(sch, r)...)
 				}
-				return n < 1000 && len(keys) < 10000, nil
+				return n < 1000 && len(entries) < 10000, nil
 			})
-		})
-		if err != nil || n == 0 {
-			return err
-		}
-		err = s.db.Update(ctx, func(txn *store.Txn) error {
-			for _, k := range keys {
-				if err := txn.Set(k, nil); err != nil {
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				if err := txn.Set(e.key, e.val); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
-		if err != nil {
+		if err != nil || n == 0 {
 			return err
 		}
+		after = last
 	}
 }
 

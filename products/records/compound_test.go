@@ -94,6 +94,59 @@ func compoundEntries(t *testing.T, db *store.DB) []string {
 	return out
 }
 
+// checkProjections fails unless every compound entry of p/c belongs to a published record and
+// carries that record's projection under the entry's lead; it returns the entries' values as
+// "id lead/order: field=values..." for spot checks.
+func checkProjections(t *testing.T, db *store.DB) []string {
+	t.Helper()
+	var out []string
+	prefix := compoundCollPrefix("p", "c")
+	err := db.View(context.Background(), func(txn *store.Txn) error {
+		return txn.Iterate(store.IterOptions{Prefix: prefix}, func(k, v []byte) (bool, error) {
+			parts := bytes.SplitN(k[len(prefix):], []byte{store.Sep}, 3)
+			lead, order, encs := string(parts[0]), string(parts[1]), parts[2]
+			n, err := fields.Len(encs)
+			if err != nil {
+				return false, err
+			}
+			_, id, err := fields.Split(encs[:n], encs)
+			if err != nil {
+				return false, err
+			}
+			r, err := getRecord(txn, "p", "c", id)
+			if err != nil {
+				return false, err
+			}
+			if r == nil || !r.published {
+				t.Errorf("compound entry %s/%s of %s: no published record", lead, order, id)
+				return true, nil
+			}
+			if want := encodeProjection(r, lead); !bytes.Equal(v, want) {
+				t.Errorf("compound entry %s/%s of %s carries %x, want %x", lead, order, id, v, want)
+			}
+			idx, err := decodeProjection(v, nil)
+			if err != nil {
+				return false, err
+			}
+			desc := id + " " + lead + "/" + order + ":"
+			for _, x := range idx {
+				vals := make([]string, 0, len(x.encs))
+				for _, e := range x.encs {
+					vals = append(vals, fields.Text(e))
+				}
+				desc += " " + x.name + "=" + strings.Join(vals, ",")
+			}
+			out = append(out, desc)
+			return true, nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func TestCompoundMaintenance(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -119,14 +172,38 @@ func TestCompoundMaintenance(t *testing.T) {
 		if !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
 			t.Errorf("%s: compound entries\n got %q\nwant %q", step, got, want)
 		}
+		checkProjections(t, db)
+	}
+	projOf := func(id, lead, order string) string {
+		t.Helper()
+		for _, d := range checkProjections(t, db) {
+			if strings.HasPrefix(d, id+" "+lead+"/"+order+":") {
+				return d
+			}
+		}
+		return ""
 	}
 	// r2 stays as it is throughout: a select without the number, no boolean.
 	put("r2", true, map[string]any{"s": "b"})
 	r2 := []string{"s=b createdAt=t r2", "s=b n=null r2"}
 	put("r1", true, map[string]any{"s": "a", "b": true, "n": 1, "tags": []any{"x"}})
 	check("create", append([]string{"s=a createdAt=t r1", "s=a n=1 r1", "b=true createdAt=t r1", "b=true n=1 r1"}, r2...)...)
-	put("r1", true, map[string]any{"s": "b", "b": true, "n": 5})
+	// The projection: the groupable fields but the lead, in definition order.
+	if got, want := projOf("r1", "s", "n"), "r1 s/n: b=true tags=x"; got != want {
+		t.Errorf("projection after create = %q, want %q", got, want)
+	}
+	if got, want := projOf("r1", "b", "createdAt"), "r1 b/createdAt: s=a tags=x"; got != want {
+		t.Errorf("projection after create = %q, want %q", got, want)
+	}
+	put("r1", true, map[string]any{"s": "b", "b": true, "n": 5, "tags": []any{"x", "y"}})
 	check("replace changing the select and the number", append([]string{"s=b createdAt=t r1", "s=b n=5 r1", "b=true createdAt=t r1", "b=true n=5 r1"}, r2...)...)
+	if got, want := projOf("r1", "b", "n"), "r1 b/n: s=b tags=x,y"; got != want {
+		t.Errorf("projection after replace = %q, want %q", got, want)
+	}
+	put("r1", true, map[string]any{"s": "b", "b": true, "n": 5})
+	if got, want := projOf("r1", "b", "n"), "r1 b/n: s=b tags="; got != want {
+		t.Errorf("projection after replace dropping tags = %q, want %q", got, want)
+	}
 	put("r1", true, map[string]any{"b": false, "n": 5})
 	check("replace dropping the select", append([]string{"b=false createdAt=t r1", "b=false n=5 r1"}, r2...)...)
 	put("r1", false, map[string]any{"s": "a", "b": false, "n": 7})
@@ -152,6 +229,27 @@ func TestCompoundMaintenance(t *testing.T) {
 	}
 	r3 := []string{"s=a createdAt=t r3", "s=a n=2 r3"}
 	check("import", append(r3, r2...)...)
+	if got, want := projOf("r3", "s", "n"), "r3 s/n: b=null tags="; got != want {
+		t.Errorf("projection after import = %q, want %q", got, want)
+	}
+
+	// A store whose entries lack projections (written before them) gets them on start.
+	err = db.Update(ctx, func(txn *store.Txn) error {
+		if err := txn.Delete(projMarker()); err != nil {
+			return err
+		}
+		return txn.Iterate(store.IterOptions{Prefix: compoundCollPrefix("p", "c"), KeysOnly: true}, func(k, _ []byte) (bool, error) {
+			return true, txn.Set(bytes.Clone(k), nil)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc1, _ := newCompoundService(t, db, "")
+	if !svc1.projReady.Load() {
+		t.Fatal("projReady is false after a rebuilding Start")
+	}
+	check("projections rebuilt on start", append(r3, r2...)...)
 
 	// A store without the entries (written before compound indexes) gets them on start.
 	err = db.Update(ctx, func(txn *store.Txn) error {

@@ -284,6 +284,16 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 			if r.Intn(2) == 0 {
 				filters = append(filters, randFilter(r))
 			}
+			if r.Intn(2) == 0 {
+				// A range on a number or date (the aggregate benchmark's shape), maybe bounded twice.
+				for j := 1 + r.Intn(2); j > 0; j-- {
+					f := randFilter(r)
+					for !(f.field == "n" || f.field == "d") || f.op == "in" || f.op == "nin" || f.op == "ne" || f.op == "exists" {
+						f = randFilter(r)
+					}
+					filters = append(filters, f)
+				}
+			}
 			keys = []string{[]string{"n", "d", "createdAt"}[r.Intn(3)]}
 			desc = []bool{r.Intn(2) == 0}
 		} else {
@@ -394,6 +404,32 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 		agg, err := svc.Aggregate(ctx, records.AggregateQuery{Project: "p", Collection: "c", Filters: raws, Q: q})
 		if err != nil || string(agg) != fmt.Sprintf(`{"total":%d}`, len(want)) {
 			t.Fatalf("Aggregate(%v, q=%q) = %s, %v; want %d", raws, q, agg, err, len(want))
+		}
+		// So do groupBy (array fields counted per member) and distinct over the same records.
+		gfield := []string{"s", "t", "b", "n"}[r.Intn(4)]
+		wantGroups := map[string]int{}
+		seen := map[string]any{}
+		for _, m := range matched {
+			for _, v := range naiveValues(m, gfield) {
+				wantGroups[fmt.Sprint(v)]++
+				seen[fmt.Sprint(v)] = v
+			}
+		}
+		agg, err = svc.Aggregate(ctx, records.AggregateQuery{Project: "p", Collection: "c", Filters: raws, Q: q, GroupBy: gfield})
+		var groups struct{ Groups map[string]int }
+		if err != nil || json.Unmarshal(agg, &groups) != nil ||
+			!reflect.DeepEqual(groups.Groups, wantGroups) && !(len(groups.Groups) == 0 && len(wantGroups) == 0) {
+			t.Fatalf("Aggregate(groupBy=%s, %v, q=%q) = %s, %v; want %v", gfield, raws, q, agg, err, wantGroups)
+		}
+		wantValues := make([]any, 0, len(seen))
+		for _, v := range seen {
+			wantValues = append(wantValues, v)
+		}
+		sort.Slice(wantValues, func(i, j int) bool { return cmpAny(wantValues[i], wantValues[j]) < 0 })
+		wantJSON, _ := json.Marshal(map[string]any{"values": wantValues})
+		agg, err = svc.Aggregate(ctx, records.AggregateQuery{Project: "p", Collection: "c", Filters: raws, Q: q, Distinct: gfield})
+		if err != nil || string(agg) != string(wantJSON) {
+			t.Fatalf("Aggregate(distinct=%s, %v, q=%q) = %s, %v; want %s", gfield, raws, q, agg, err, wantJSON)
 		}
 	}
 	for i := 0; i < 250; i++ {

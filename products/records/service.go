@@ -62,6 +62,8 @@ type Service struct {
 	estimates *lru.Cache[string, estimate]
 	// compoundReady is set once the compound indexes cover every stored record (Start).
 	compoundReady atomic.Bool
+	// projReady is set once every compound entry carries its record's projection (Start).
+	projReady atomic.Bool
 	projects      *lru.Cache[string, tenancy.ProjectInfo]
 	titleMu       sync.Mutex
 	writeMu       sync.Mutex

@@ -45,12 +45,12 @@ func newTxWriter(txn *store.Txn) *txWriter {
 // when sch is nil: a collection that no longer exists, whose entries are dropped with it).
 func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool) error {
 	if sch != nil {
-		for _, k := range compoundKeys(sch, r) {
+		for _, e := range compoundKeys(sch, r) {
 			var err error
 			if add {
-				err = w.txn.Set(k, nil)
+				err = w.txn.Set(e.key, e.val)
 			} else {
-				err = w.txn.Delete(k)
+				err = w.txn.Delete(e.key)
 			}
 			if err != nil {
 				return err
