@@ -64,9 +64,9 @@ type Service struct {
 	compoundReady atomic.Bool
 	// projReady is set once every compound entry carries its record's projection (Start).
 	projReady atomic.Bool
-	projects      *lru.Cache[string, tenancy.ProjectInfo]
-	titleMu       sync.Mutex
-	writeMu       sync.Mutex
+	projects  *lru.Cache[string, tenancy.ProjectInfo]
+	titleMu   sync.Mutex
+	writeMu   sync.Mutex
 }
 
 // New returns the service. Call Start before serving (it repairs the title index).
