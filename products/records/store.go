@@ -19,8 +19,10 @@ import (
 //	                                                   value v (select, multiselect, boolean,
 //	                                                   relation and relations fields)
 //	records/x/<project>/<collection>/<lead>/<order>/<lead v><order v><id>
-//	                                                -> nil: compound index entry (compound.go)
+//	                                                -> the record's aggregate projection:
+//	                                                   compound index entry (compound.go)
 //	records/v/compound                              -> set once compound entries are complete
+//	records/v/aggproj                               -> set once they carry their projections
 //	records/tj/<time-ordered id>                    -> "<project>/<collection>/<id>": title journal
 const root = "records"
 
