@@ -21,7 +21,7 @@ trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -f "$cfg"
 printf 'listen: "127.0.0.1:18088"\nmemory_limit_mb: %s\nlog_level: warn\n' "$limit" > "$cfg"
 "$root/bin/gatehouse" serve --data "$data" --config "$cfg" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do curl -fs http://127.0.0.1:18088/readyz >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 1 3000); do curl -fs http://127.0.0.1:18088/readyz >/dev/null 2>&1 && break; sleep 0.1; done
 rss() { awk '/^VmRSS|^RssAnon|^RssFile/ {printf "%s %d MB  ", $1, $2/1024}' "/proc/$pid/status"; echo; }
 echo "after start: $(rss)"
 for m in $mixes; do
