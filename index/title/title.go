@@ -33,6 +33,9 @@ import (
 // openTimeout bounds the wait for the index's file lock (another process holding it).
 const openTimeout = 5 * time.Second
 
+// errOutdated marks an index that Open found unfinished or of another format.
+var errOutdated = errors.New("title: outdated index")
+
 // ErrTooMany reports a query that matches more documents than the caller's limit.
 var ErrTooMany = errors.New("title: too many matches")
 
@@ -137,13 +140,21 @@ func Open(dir string) (*Index, error) {
 	b, err := bleve.OpenUsing(dir, map[string]any{"bolt_timeout": openTimeout.String()})
 	if err == nil {
 		v, gerr := b.GetInternal([]byte(completeKey))
-		return &Index{b: b, Fresh: gerr != nil || string(v) != formatVersion}, nil
+		if gerr == nil && string(v) == formatVersion {
+			return &Index{b: b}, nil
+		}
+		// Unfinished, or of another format: bleve keeps the mapping an index was created
+		// with, so documents of this format must go into a new index, never the old one.
+		if err := b.Close(); err != nil {
+			return nil, fmt.Errorf("title: close outdated index: %w", err)
+		}
+		err = errOutdated
 	}
 	if errors.Is(err, bbolt.ErrTimeout) || strings.Contains(err.Error(), bbolt.ErrTimeout.Error()) {
 		return nil, fmt.Errorf("title: %s is in use by another process: %w", dir, err)
 	}
 	if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
-		// An unreadable index is rebuilt from the store, never trusted.
+		// An unreadable or outdated index is rebuilt from the store, never trusted.
 		if rerr := os.RemoveAll(dir); rerr != nil {
 			return nil, fmt.Errorf("title: remove broken index: %w", rerr)
 		}

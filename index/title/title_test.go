@@ -1,6 +1,7 @@
 package title
 
 import (
+	"os"
 	"reflect"
 	"strconv"
 	"testing"
@@ -112,5 +113,62 @@ func TestOpenLockedIndexFails(t *testing.T) {
 	// The held index is untouched.
 	if _, err := x.Search("p", "c", Words("a"), 10); err != nil {
 		t.Errorf("Search after a refused Open: %v", err)
+	}
+}
+
+// TestOutdatedIndexIsRecreated: an index of another format (or an unfinished one) is thrown
+// away and created anew with this format's mapping, not refilled with the old mapping (whose
+// numeric "c" field would silently drop this format's sort keys).
+func TestOutdatedIndexIsRecreated(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir() + "/t.bleve"
+	for _, marker := range []string{"3", ""} {
+		x, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := x.NewBatch()
+		if err := b.Put("p", "c", "old", "stale title", 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if marker != "" {
+			if err := x.b.SetInternal([]byte(completeKey), []byte(marker)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := x.Close(); err != nil {
+			t.Fatal(err)
+		}
+		x, err = Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !x.Fresh {
+			t.Errorf("marker %q: reopened index not Fresh", marker)
+		}
+		if ids, _ := x.Search("p", "c", []string{"stale"}, 10); len(ids) != 0 {
+			t.Errorf("marker %q: the outdated index was kept: %v", marker, ids)
+		}
+		b = x.NewBatch()
+		_ = b.Put("p", "c", "new", "fresh title", 5)
+		_ = b.Commit()
+		hits, err := x.SearchSorted("p", "c", []string{"fresh"}, nil, 10, true)
+		if err != nil || len(hits) != 1 || hits[0].CreatedMs != 5 {
+			t.Errorf("marker %q: SearchSorted = %v, %v; want one hit with its createdAt", marker, hits, err)
+		}
+		if err := x.MarkComplete(); err != nil {
+			t.Fatal(err)
+		}
+		_ = x.Close()
+		if x, err = Open(dir); err != nil || x.Fresh {
+			t.Fatalf("complete index reopened: Fresh=%v, %v", x != nil && x.Fresh, err)
+		}
+		_ = x.Close()
+		if marker == "3" {
+			_ = os.RemoveAll(dir)
+		}
 	}
 }

@@ -94,11 +94,7 @@ func (o *output) render(rd *recReader, recs []*record) ([][]byte, error) {
 	out := make([][]byte, 0, len(recs))
 	if o.sel == nil && o.targets == nil {
 		for _, r := range recs {
-			if o.secret {
-				out = append(out, r.sec)
-			} else {
-				out = append(out, r.pub)
-			}
+			out = append(out, r.json(o.secret))
 		}
 		return out, nil
 	}
@@ -128,10 +124,8 @@ func (o *output) render(rd *recReader, recs []*record) ([][]byte, error) {
 					}
 					if sub := o.nested[field]; sub != nil {
 						byID[id] = renderFields(t, o.secret, sub, nil)
-					} else if o.secret {
-						byID[id] = t.sec
 					} else {
-						byID[id] = t.pub
+						byID[id] = t.json(o.secret)
 					}
 				}
 			}

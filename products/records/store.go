@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -49,7 +50,13 @@ func journalPrefix() []byte { return store.Prefix(root, "tj") }
 // errCorrupt reports a stored value this version cannot read.
 var errCorrupt = errors.New("records: corrupt stored record")
 
-const formatVersion = 1
+// Stored record formats: 1 kept the public and secret projections as well as the field
+// segments they are spliced from (three copies of the data); 2 keeps the segments only and
+// splices the projections when a record is first rendered. Both are read.
+const (
+	formatV1      = 1
+	formatVersion = 2
+)
 
 // idxVal is one field's index encodings in a stored record.
 type idxVal struct {
@@ -66,13 +73,30 @@ type segment struct {
 	raw     []byte
 }
 
-// record is a decoded stored record; its byte slices point into the stored value.
+// record is a decoded stored record; its byte slices point into the stored value. A record
+// may be shared by concurrent readers (the hot cache): its projections are rendered once and
+// published atomically.
 type record struct {
 	id        string
 	published bool
 	idx       []idxVal
 	segs      []segment
-	pub, sec  []byte
+	pub, sec  atomic.Pointer[[]byte]
+}
+
+// json returns the record's public or secret projection: id, fields in definition order,
+// createdAt, updatedAt, private fields only when secret.
+func (r *record) json(secret bool) []byte {
+	p := &r.pub
+	if secret {
+		p = &r.sec
+	}
+	if b := p.Load(); b != nil {
+		return *b
+	}
+	b := renderFields(r, secret, nil, nil)
+	p.Store(&b)
+	return b
 }
 
 // values returns the index encodings of field name (nil when none).
@@ -100,7 +124,7 @@ func putBytes(b, v []byte) []byte {
 }
 
 func encodeRecord(r *record) []byte {
-	n := 16 + len(r.pub) + len(r.sec)
+	n := 16
 	for _, s := range r.segs {
 		n += len(s.name) + len(s.raw) + 8
 	}
@@ -140,8 +164,7 @@ func encodeRecord(r *record) []byte {
 		}
 		b = putBytes(b, s.raw)
 	}
-	b = putBytes(b, r.pub)
-	return putBytes(b, r.sec)
+	return b
 }
 
 type reader struct {
@@ -183,7 +206,8 @@ func (r *reader) byte1() byte {
 // decodeRecord reads a stored value; the result's slices alias b.
 func decodeRecord(id string, b []byte) (*record, error) {
 	rd := &reader{b: b}
-	if rd.byte1() != formatVersion {
+	version := rd.byte1()
+	if version != formatVersion && version != formatV1 {
 		return nil, errCorrupt
 	}
 	rec := &record{id: id, published: rd.byte1() == 1}
@@ -215,8 +239,11 @@ func decodeRecord(id string, b []byte) (*record, error) {
 		priv := rd.byte1() == 1
 		rec.segs = append(rec.segs, segment{name: name, private: priv, raw: rd.bytes()})
 	}
-	rec.pub = rd.bytes()
-	rec.sec = rd.bytes()
+	if version == formatV1 {
+		pub, sec := rd.bytes(), rd.bytes()
+		rec.pub.Store(&pub)
+		rec.sec.Store(&sec)
+	}
 	if rd.err {
 		return nil, errCorrupt
 	}
@@ -249,8 +276,6 @@ func buildRecord(s *Schema, id string, published bool, data map[string]any, crea
 	cb, _ := json.Marshal(ca.Format(tenancy.TimeFormat))
 	ub, _ := json.Marshal(ua.Format(tenancy.TimeFormat))
 	rec.segs = append(rec.segs, segment{name: fieldCreatedAt, raw: cb}, segment{name: fieldUpdatedAt, raw: ub})
-	rec.pub = renderFields(rec, false, nil, nil)
-	rec.sec = renderFields(rec, true, nil, nil)
 	return rec
 }
 

@@ -26,11 +26,22 @@ func TestStoredRecordRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantPub := `{"id":"r1","title":"Hi \"you\"","n":2.5,"tags":["a","b","a"],"meta":{"k":1},"createdAt":"2026-11-22T12:00:00.000Z","updatedAt":"2026-11-22T12:00:00.000Z"}`
-	if string(got.pub) != wantPub {
-		t.Errorf("pub = %s\nwant %s", got.pub, wantPub)
+	if pub := got.json(false); string(pub) != wantPub {
+		t.Errorf("pub = %s\nwant %s", pub, wantPub)
 	}
-	if !bytes.Contains(got.sec, []byte(`"secret":"s"`)) {
-		t.Errorf("sec = %s", got.sec)
+	if sec := got.json(true); !bytes.Contains(sec, []byte(`"secret":"s"`)) {
+		t.Errorf("sec = %s", sec)
+	}
+	// A value of format 1 (projections stored beside the segments) still reads the same.
+	v2 := encodeRecord(r)
+	v1 := append([]byte{formatV1}, v2[1:]...)
+	v1 = putBytes(putBytes(v1, got.json(false)), got.json(true))
+	old, err := decodeRecord("r1", v1)
+	if err != nil {
+		t.Fatalf("format 1: %v", err)
+	}
+	if string(old.json(false)) != wantPub || !bytes.Equal(old.json(true), got.json(true)) || old.published != r.published {
+		t.Errorf("format 1 record = %s / %s", old.json(false), old.json(true))
 	}
 	if n := len(got.values("tags")); n != 2 {
 		t.Errorf("tags index values = %d, want 2 (deduplicated)", n)

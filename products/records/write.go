@@ -222,7 +222,8 @@ type problem struct{ field, msg string }
 
 // adminJSON is the admin view of a record: the secret projection plus its published flag.
 func adminJSON(r *record) []byte {
-	b := append([]byte{}, r.sec[:len(r.sec)-1]...)
+	sec := r.json(true)
+	b := append([]byte{}, sec[:len(sec)-1]...)
 	return append(b, `,"published":`+strconv.FormatBool(r.published)+"}"...)
 }
 
