@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,7 +43,7 @@ var ErrTooMany = errors.New("title: too many matches")
 const (
 	fieldScope   = "s"
 	fieldTitle   = "t"
-	fieldCreated = "c"
+	fieldRecord  = "r"
 	analyzer     = "words"
 	// completeKey marks an index whose initial build finished, with the term format.
 	completeKey = "complete"
@@ -53,8 +54,12 @@ const (
 	// createdAt and the id (a numeric field keeps 16 prefix-coded terms per document in its
 	// doc values, and sorting decompressed all of them for every search: 5 ms at 100k).
 	// 5: the same as 4; an index marked 4 may have been refilled under format 3's mapping
-	// before outdated indexes were recreated, so none is trusted.
-	formatVersion = "5"
+	// before outdated indexes were recreated, so none is trusted. 6: the order key is the
+	// document id ("<project>/<collection>/<order key>"), and searches sort by id: bleve reads
+	// a hit's id from its stored fields, one small read, where a doc-value sort decompressed
+	// a 1,024-document chunk per hit (20 ms a search at 1M, 1 ms now). Field "r" holds the
+	// record reference, to find a record's document when its createdAt changes.
+	formatVersion = "6"
 )
 
 // Index is an open title index.
@@ -67,7 +72,7 @@ type Index struct {
 type doc struct {
 	S string `json:"s"`
 	T string `json:"t"`
-	C string `json:"c"` // orderKey(createdAt, id)
+	R string `json:"r"` // "<project>/<collection>/<id>"
 }
 
 // msDigits is the width of the zero-padded createdAt in an order key (enough for any epoch
@@ -124,14 +129,14 @@ func newMapping() (mapping.IndexMapping, error) {
 	t.IncludeInAll = false
 	t.IncludeTermVectors = false
 	t.DocValues = false
-	c := bleve.NewKeywordFieldMapping()
-	c.Analyzer = keyword.Name
-	c.Store = false
-	c.IncludeInAll = false
-	c.DocValues = true
+	r := bleve.NewKeywordFieldMapping()
+	r.Analyzer = keyword.Name
+	r.Store = false
+	r.IncludeInAll = false
+	r.DocValues = false
 	dm.AddFieldMappingsAt(fieldScope, s)
 	dm.AddFieldMappingsAt(fieldTitle, t)
-	dm.AddFieldMappingsAt(fieldCreated, c)
+	dm.AddFieldMappingsAt(fieldRecord, r)
 	m.DefaultMapping = dm
 	m.DefaultAnalyzer = analyzer
 	return m, nil
@@ -198,17 +203,32 @@ func (x *Index) Close() error {
 	return x.b.Close()
 }
 
-// DocID is the document id of a record.
-func DocID(project, collection, id string) string { return project + "/" + collection + "/" + id }
+// docID is the document id of a record: its collection and order key, so that documents
+// sorted by id are sorted by (createdAt, id).
+func docID(project, collection, id string, createdMs float64) string {
+	return project + "/" + collection + "/" + orderKey(createdMs, id)
+}
+
+// recordID returns the record id and createdAt of a document id of collection prefix pre.
+func recordID(pre, doc string) (string, float64) {
+	k := strings.TrimPrefix(doc, pre)
+	if len(k) <= msDigits {
+		return k, math.NaN()
+	}
+	return k[msDigits+1:], parseOrderKey(k)
+}
 
 // Batch groups index changes.
 type Batch struct {
 	x *Index
 	b *bleve.Batch
+	// build: every record is new to the index (a build from scratch), so Put need not look
+	// for a record's earlier document.
+	build bool
 }
 
 // NewBatch starts a batch.
-func (x *Index) NewBatch() *Batch { return &Batch{x: x, b: x.b.NewBatch()} }
+func (x *Index) NewBatch() *Batch { return &Batch{x: x, b: x.b.NewBatch(), build: x.Fresh} }
 
 // Put indexes (or re-indexes) the title of a record created at createdMs (epoch milliseconds).
 func (b *Batch) Put(project, collection, id, title string, createdMs float64) error {
@@ -217,11 +237,62 @@ func (b *Batch) Put(project, collection, id, title string, createdMs float64) er
 	for i, w := range words {
 		words[i] = scope + w
 	}
-	return b.b.Index(DocID(project, collection, id), doc{S: project + "/" + collection, T: strings.Join(words, " "), C: orderKey(createdMs, id)})
+	d := docID(project, collection, id, createdMs)
+	if !b.build {
+		if err := b.deleteOthers(project, collection, id, d); err != nil {
+			return err
+		}
+	}
+	return b.b.Index(d, doc{S: project + "/" + collection, T: strings.Join(words, " "), R: project + "/" + collection + "/" + id})
 }
 
 // Delete removes a record from the index.
-func (b *Batch) Delete(project, collection, id string) { b.b.Delete(DocID(project, collection, id)) }
+func (b *Batch) Delete(project, collection, id string) error {
+	return b.deleteOthers(project, collection, id, "")
+}
+
+// DeleteCollection queues the deletion of every document of a collection.
+func (b *Batch) DeleteCollection(project, collection string) error {
+	q := bleve.NewTermQuery(project + "/" + collection)
+	q.SetField(fieldScope)
+	var after []string
+	for {
+		req := bleve.NewSearchRequestOptions(q, 10000, 0, false)
+		req.Score = "none"
+		req.SortBy([]string{"_id"})
+		req.SearchAfter = after
+		res, err := b.x.b.Search(req)
+		if err != nil {
+			return fmt.Errorf("title: list collection: %w", err)
+		}
+		for _, h := range res.Hits {
+			b.b.Delete(h.ID)
+		}
+		if len(res.Hits) < 10000 {
+			return nil
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
+	}
+}
+
+// deleteOthers queues the deletion of the record's committed documents other than keep (a
+// record has one; two only after its createdAt changed).
+func (b *Batch) deleteOthers(project, collection, id, keep string) error {
+	q := bleve.NewTermQuery(project + "/" + collection + "/" + id)
+	q.SetField(fieldRecord)
+	req := bleve.NewSearchRequestOptions(q, 8, 0, false)
+	req.Score = "none"
+	res, err := b.x.b.Search(req)
+	if err != nil {
+		return fmt.Errorf("title: find record: %w", err)
+	}
+	for _, h := range res.Hits {
+		if h.ID != keep {
+			b.b.Delete(h.ID)
+		}
+	}
+	return nil
+}
 
 // Size is the number of queued operations.
 func (b *Batch) Size() int { return b.b.Size() }
@@ -282,8 +353,10 @@ func (x *Index) Search(project, collection string, words []string, limit int) ([
 	pre := project + "/" + collection + "/"
 	ids := make([]string, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		ids = append(ids, strings.TrimPrefix(h.ID, pre))
+		id, _ := recordID(pre, h.ID)
+		ids = append(ids, id)
 	}
+	slices.Sort(ids)
 	return ids, nil
 }
 
@@ -302,13 +375,13 @@ type Hit struct {
 // after, only the matches past that position are returned, so a caller pages through any
 // number of matches.
 func (x *Index) SearchSorted(project, collection string, words []string, after *Hit, size int, desc bool) ([]Hit, error) {
-	order := []string{fieldCreated}
+	order := []string{"_id"}
 	if desc {
-		order = []string{"-" + fieldCreated}
+		order = []string{"-_id"}
 	}
 	var sa []string
 	if after != nil {
-		sa = []string{orderKey(after.CreatedMs, after.ID)}
+		sa = []string{docID(project, collection, after.ID, after.CreatedMs)}
 	}
 	res, err := x.search(project, collection, words, size, order, sa)
 	if err != nil {
@@ -317,11 +390,8 @@ func (x *Index) SearchSorted(project, collection string, words []string, after *
 	pre := project + "/" + collection + "/"
 	hits := make([]Hit, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		c := math.NaN()
-		if len(h.Sort) > 0 {
-			c = parseOrderKey(h.Sort[0])
-		}
-		hits = append(hits, Hit{ID: strings.TrimPrefix(h.ID, pre), CreatedMs: c})
+		id, c := recordID(pre, h.ID)
+		hits = append(hits, Hit{ID: id, CreatedMs: c})
 	}
 	return hits, nil
 }

@@ -172,3 +172,53 @@ func TestOutdatedIndexIsRecreated(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordMovesWhenCreatedAtChanges: a record's document id carries its createdAt, so a
+// re-put with another createdAt replaces the old document instead of adding a second one;
+// Delete and DeleteCollection find documents by record.
+func TestRecordMovesWhenCreatedAtChanges(t *testing.T) {
+	t.Parallel()
+	x, err := OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	x.Fresh = false // built: puts look for earlier documents
+	put := func(id string, ms float64) {
+		t.Helper()
+		b := x.NewBatch()
+		if err := b.Put("p", "c", id, "Hello "+id, ms); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a", 10)
+	put("b", 15)
+	put("a", 20)
+	put("a", 20) // same document again
+	hits, err := x.SearchSorted("p", "c", []string{"hello"}, nil, 10, true)
+	if err != nil || len(hits) != 2 || hits[0] != (Hit{ID: "a", CreatedMs: 20}) || hits[1] != (Hit{ID: "b", CreatedMs: 15}) {
+		t.Fatalf("SearchSorted = %v, %v; want a@20, b@15", hits, err)
+	}
+	if ids, _ := x.Search("p", "c", []string{"hello"}, 10); !reflect.DeepEqual(ids, []string{"a", "b"}) {
+		t.Errorf("Search = %v, want [a b]", ids)
+	}
+	b := x.NewBatch()
+	if err := b.Delete("p", "c", "a"); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Commit()
+	if ids, _ := x.Search("p", "c", []string{"hello"}, 10); !reflect.DeepEqual(ids, []string{"b"}) {
+		t.Errorf("after Delete(a): %v, want [b]", ids)
+	}
+	b = x.NewBatch()
+	if err := b.DeleteCollection("p", "c"); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Commit()
+	if ids, _ := x.Search("p", "c", []string{"hello"}, 10); len(ids) != 0 {
+		t.Errorf("after DeleteCollection: %v", ids)
+	}
+}

@@ -126,8 +126,11 @@ func (s *Service) drainTitlesErr(ctx context.Context) error {
 					return false, err
 				}
 				if r == nil || !r.published {
-					b.Delete(project, coll, id)
-				} else if err := b.Put(project, coll, id, titleOf(r), createdMsOf(r)); err != nil {
+					err = b.Delete(project, coll, id)
+				} else {
+					err = b.Put(project, coll, id, titleOf(r), createdMsOf(r))
+				}
+				if err != nil {
 					return false, err
 				}
 				return len(keys) < 5000, nil
@@ -156,13 +159,10 @@ func (s *Service) drainTitlesErr(ctx context.Context) error {
 }
 
 // deletePrefix removes every key below prefix, in batches.
-func (s *Service) deletePrefix(ctx context.Context, prefix []byte, visit func(k []byte)) error {
+func (s *Service) deletePrefix(ctx context.Context, prefix []byte) error {
 	wb := s.db.NewBatch()
 	err := s.db.View(ctx, func(txn *store.Txn) error {
 		return txn.Iterate(store.IterOptions{Prefix: prefix, KeysOnly: true}, func(k, _ []byte) (bool, error) {
-			if visit != nil {
-				visit(k)
-			}
 			return true, wb.Delete(bytes.Clone(k))
 		})
 	})
@@ -178,7 +178,10 @@ func (s *Service) dropCollection(ctx context.Context, project, coll string) erro
 	defer s.invalidate(nil)
 	s.titleMu.Lock()
 	b := s.titles.NewBatch()
-	err := s.deletePrefix(ctx, recPrefix(project, coll), func(k []byte) { b.Delete(project, coll, store.LastPart(k)) })
+	err := b.DeleteCollection(project, coll)
+	if err == nil {
+		err = s.deletePrefix(ctx, recPrefix(project, coll))
+	}
 	if err == nil {
 		err = b.Commit()
 	}
@@ -186,13 +189,13 @@ func (s *Service) dropCollection(ctx context.Context, project, coll string) erro
 	if err != nil {
 		return err
 	}
-	if err := s.deletePrefix(ctx, idxCollPrefix(project, coll), nil); err != nil {
+	if err := s.deletePrefix(ctx, idxCollPrefix(project, coll)); err != nil {
 		return err
 	}
-	if err := s.deletePrefix(ctx, compoundCollPrefix(project, coll), nil); err != nil {
+	if err := s.deletePrefix(ctx, compoundCollPrefix(project, coll)); err != nil {
 		return err
 	}
-	if err := s.deletePrefix(ctx, groupCollPrefix(project, coll), nil); err != nil {
+	if err := s.deletePrefix(ctx, groupCollPrefix(project, coll)); err != nil {
 		return err
 	}
 	return s.db.Update(ctx, func(txn *store.Txn) error { return txn.Delete(countKey(project, coll)) })
@@ -206,13 +209,13 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 	if err != nil {
 		return err
 	}
-	if err := s.deletePrefix(ctx, idxCollPrefix(project, coll), nil); err != nil {
+	if err := s.deletePrefix(ctx, idxCollPrefix(project, coll)); err != nil {
 		return err
 	}
-	if err := s.deletePrefix(ctx, compoundCollPrefix(project, coll), nil); err != nil {
+	if err := s.deletePrefix(ctx, compoundCollPrefix(project, coll)); err != nil {
 		return err
 	}
-	if err := s.deletePrefix(ctx, groupCollPrefix(project, coll), nil); err != nil {
+	if err := s.deletePrefix(ctx, groupCollPrefix(project, coll)); err != nil {
 		return err
 	}
 	if err := s.db.Update(ctx, func(txn *store.Txn) error { return txn.Delete(countKey(project, coll)) }); err != nil {
