@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
@@ -124,15 +125,7 @@ func decodeProjection(b []byte, idx []idxVal) ([]idxVal, error) {
 	n := rd.uvarint()
 	for i := 0; i < n && !rd.err; i++ {
 		name := string(rd.bytes())
-		m := rd.uvarint()
-		if m > len(rd.b) {
-			return nil, errCorrupt
-		}
-		encs := make([][]byte, 0, m)
-		for j := 0; j < m && !rd.err; j++ {
-			encs = append(encs, rd.bytes())
-		}
-		idx = append(idx, idxVal{name: name, encs: encs, group: true})
+		idx = append(idx, idxVal{name: name, encs: rd.encodings(), group: true})
 	}
 	if rd.err {
 		return nil, errCorrupt
@@ -160,27 +153,15 @@ func (s *Service) buildCompound(ctx context.Context) error {
 		return err
 	}
 	if !done {
-		projects, err := s.ten.Projects(ctx)
-		if err != nil {
-			return err
-		}
-		for _, p := range projects {
-			colls, err := s.ten.Collections(ctx, p.ID)
-			if err != nil {
+		err := s.eachCollection(ctx, func(project string, c tenancy.Collection) error {
+			sch, err := s.Schema(ctx, project, c.Name)
+			if err != nil || len(sch.leads) == 0 {
 				return err
 			}
-			for _, c := range colls {
-				sch, err := s.Schema(ctx, p.ID, c.Name)
-				if err != nil {
-					return err
-				}
-				if len(sch.leads) == 0 {
-					continue
-				}
-				if err := s.buildCompoundOf(ctx, sch); err != nil {
-					return err
-				}
-			}
+			return s.buildCompoundOf(ctx, sch)
+		})
+		if err != nil {
+			return err
 		}
 		err = s.db.Update(ctx, func(txn *store.Txn) error {
 			if err := txn.Set(compoundMarker(), []byte{1}); err != nil {

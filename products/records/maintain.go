@@ -274,6 +274,44 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 // version (a crash between tenancy's commit and the mirror when the OnChange listener, not the
 // TxHook, is wired). The tenants document wins for the ids it names.
 func (s *Service) Reconcile(ctx context.Context) error {
+	err := s.eachCollection(ctx, func(project string, c tenancy.Collection) error {
+		recs, err := s.ten.Records(ctx, project, c.Name)
+		if err != nil {
+			return err
+		}
+		var changes []tenancy.Change
+		err = s.db.View(ctx, func(txn *store.Txn) error {
+			for _, sr := range recs {
+				mine, err := getRecord(txn, project, c.Name, sr.ID)
+				if err != nil {
+					return err
+				}
+				if mine != nil {
+					_, u := mine.times()
+					if u.UTC().Format(tenancy.TimeFormat) == sr.UpdatedAt && mine.published == sr.Published {
+						continue
+					}
+				}
+				raw, _ := json.Marshal(sr)
+				changes = append(changes, tenancy.Change{Op: "updated", Kind: "record", Path: project + "/" + c.Name + "/" + sr.ID, New: raw})
+			}
+			return nil
+		})
+		if err != nil || len(changes) == 0 {
+			return err
+		}
+		err = s.db.Update(ctx, func(txn *store.Txn) error { return s.syncTenancy(ctx, txn, changes) })
+		s.invalidate(nil)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return s.drainTitlesErr(ctx)
+}
+
+// eachCollection calls fn for every collection of every project, in the tenants document's order.
+func (s *Service) eachCollection(ctx context.Context, fn func(project string, c tenancy.Collection) error) error {
 	projects, err := s.ten.Projects(ctx)
 	if err != nil {
 		return err
@@ -284,40 +322,10 @@ func (s *Service) Reconcile(ctx context.Context) error {
 			return err
 		}
 		for _, c := range colls {
-			recs, err := s.ten.Records(ctx, p.ID, c.Name)
-			if err != nil {
-				return err
-			}
-			var changes []tenancy.Change
-			err = s.db.View(ctx, func(txn *store.Txn) error {
-				for _, sr := range recs {
-					mine, err := getRecord(txn, p.ID, c.Name, sr.ID)
-					if err != nil {
-						return err
-					}
-					if mine != nil {
-						_, u := mine.times()
-						if u.UTC().Format(tenancy.TimeFormat) == sr.UpdatedAt && mine.published == sr.Published {
-							continue
-						}
-					}
-					raw, _ := json.Marshal(sr)
-					changes = append(changes, tenancy.Change{Op: "updated", Kind: "record", Path: p.ID + "/" + c.Name + "/" + sr.ID, New: raw})
-				}
-				return nil
-			})
-			if err != nil || len(changes) == 0 {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			err = s.db.Update(ctx, func(txn *store.Txn) error { return s.syncTenancy(ctx, txn, changes) })
-			s.invalidate(nil)
-			if err != nil {
+			if err := fn(p.ID, c); err != nil {
 				return err
 			}
 		}
 	}
-	return s.drainTitlesErr(ctx)
+	return nil
 }

@@ -203,6 +203,20 @@ func (r *reader) byte1() byte {
 	return v
 }
 
+// encodings reads a field's index encodings: a count, then each one's bytes.
+func (r *reader) encodings() [][]byte {
+	m := r.uvarint()
+	if m > len(r.b) {
+		r.err = true
+		return nil
+	}
+	encs := make([][]byte, 0, m)
+	for j := 0; j < m && !r.err; j++ {
+		encs = append(encs, r.bytes())
+	}
+	return encs
+}
+
 // decodeRecord reads a stored value; the result's slices alias b.
 func decodeRecord(id string, b []byte) (*record, error) {
 	rd := &reader{b: b}
@@ -219,15 +233,7 @@ func decodeRecord(id string, b []byte) (*record, error) {
 	for i := 0; i < n && !rd.err; i++ {
 		name := string(rd.bytes())
 		group := rd.byte1() == 1
-		m := rd.uvarint()
-		if m > len(rd.b) {
-			return nil, errCorrupt
-		}
-		encs := make([][]byte, 0, m)
-		for j := 0; j < m && !rd.err; j++ {
-			encs = append(encs, rd.bytes())
-		}
-		rec.idx = append(rec.idx, idxVal{name: name, encs: encs, group: group})
+		rec.idx = append(rec.idx, idxVal{name: name, encs: rd.encodings(), group: group})
 	}
 	n = rd.uvarint()
 	if n > 4096 {
