@@ -41,10 +41,10 @@ var errOutdated = errors.New("title: outdated index")
 var ErrTooMany = errors.New("title: too many matches")
 
 const (
-	fieldScope   = "s"
-	fieldTitle   = "t"
-	fieldRecord  = "r"
-	analyzer     = "words"
+	fieldScope  = "s"
+	fieldTitle  = "t"
+	fieldRecord = "r"
+	analyzer    = "words"
 	// completeKey marks an index whose initial build finished, with the term format.
 	completeKey = "complete"
 	// formatVersion 2: title terms are "<project>/<collection>:<word>", so a prefix query
