@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"fmt"
@@ -229,12 +230,12 @@ func (p *pool) start(ctx context.Context) (*instance, error) {
 		if fn == nil {
 			continue
 		}
-		if err := inst.run(ctx, fn, nil); err != nil {
+		if err := inst.run(ctx, fn, nil); err != nil || inst.stopped {
 			inst.close()
 			if inst.mem.hit {
 				return nil, fmt.Errorf("%w: %w", ErrMemoryLimit, err)
 			}
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, cmp.Or(err, context.DeadlineExceeded))
 		}
 	}
 	inst.marker = mod.ExportedFunction(abiMarker)

@@ -194,7 +194,7 @@ func (h *Host) newPlugin(ctx context.Context, p *project, r Registration, ce *co
 		return nil, fmt.Errorf("%w: %s: start: %w", ErrInvalidModule, r.Name, err)
 	}
 	minor, err := inst.abiMinor(ctx)
-	pl.pool.put(inst, err != nil)
+	pl.pool.put(inst, err != nil || inst.stopped)
 	if err != nil {
 		pl.pool.close()
 		return nil, fmt.Errorf("%w: %s: %s: %w", ErrInvalidModule, r.Name, abiMarker, err)
