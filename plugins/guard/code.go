@@ -126,6 +126,37 @@ func (r *reader) memarg() {
 	r.u64() // offset
 }
 
+// constExpr skips a constant expression (instructions up to its end).
+func (r *reader) constExpr() {
+	for r.err == nil && r.instr() != opEnd {
+	}
+}
+
+// elementSegment skips one element segment, in any of its eight forms.
+func (r *reader) elementSegment() {
+	flags := r.u32()
+	if flags > 7 {
+		r.fail("element segment flags %d", flags)
+		return
+	}
+	if flags&0x02 != 0 && flags&0x01 == 0 { // explicit table index
+		r.u32()
+	}
+	if flags&0x01 == 0 { // active: an offset expression
+		r.constExpr()
+	}
+	if flags&0x03 != 0 { // element kind or reference type
+		r.byte()
+	}
+	for n := r.count(); n > 0 && r.err == nil; n-- {
+		if flags&0x04 != 0 {
+			r.constExpr()
+		} else {
+			r.u32() // function index
+		}
+	}
+}
+
 // Opcodes the rewrite cares about.
 const (
 	opBlock = 0x02

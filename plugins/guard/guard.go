@@ -58,11 +58,14 @@ const (
 	secType      = 1
 	secImport    = 2
 	secFunction  = 3
+	secTable     = 4
 	secMemory    = 5
 	secGlobal    = 6
 	secExport    = 7
 	secStart     = 8
+	secElement   = 9
 	secCode      = 10
+	secData      = 11
 	secDataCount = 12
 	secTag       = 13
 )
@@ -292,8 +295,7 @@ func (m *moduleInfo) read(s section) error {
 		for ; n > 0 && r.err == nil; n-- {
 			r.byte() // value type
 			r.byte() // mutability
-			for r.err == nil && r.instr() != opEnd {
-			}
+			r.constExpr()
 		}
 	case secImport:
 		for n := r.count(); n > 0 && r.err == nil; n-- {
@@ -331,14 +333,38 @@ func (m *moduleInfo) read(s section) error {
 		m.start = &f
 	case secDataCount:
 		r.u32()
-	case 4, 9, 11, secTag: // tables, elements, data, tags: copied as they are,
-		// but a vector cannot have more entries than its section has bytes
-		// (wazero 1.12 preallocates by the count: a 40-byte module claiming
-		// 10^8 data segments costs it seconds and gigabytes).
-		if r.count(); r.err != nil {
-			return fmt.Errorf("%w: malformed section %d: %w", ErrUnsupported, s.id, r.err)
+	// Tables, elements, data and tags are copied as they are, but read through so that no
+	// vector claims more entries than its section has bytes: wazero 1.12 preallocates by
+	// such counts (a 60-byte module made it allocate 2.3 GB before refusing it, another
+	// took it 10 s).
+	case secTable:
+		for n := r.count(); n > 0 && r.err == nil; n-- {
+			r.byte() // reference type
+			r.limits()
 		}
-		return nil
+	case secElement:
+		for n := r.count(); n > 0 && r.err == nil; n-- {
+			r.elementSegment()
+		}
+	case secData:
+		for n := r.count(); n > 0 && r.err == nil; n-- {
+			switch flags := r.u32(); flags {
+			case 0:
+				r.constExpr()
+			case 1:
+			case 2:
+				r.u32()
+				r.constExpr()
+			default:
+				r.fail("data segment flags %d", flags)
+			}
+			r.name() // the bytes
+		}
+	case secTag:
+		for n := r.count(); n > 0 && r.err == nil; n-- {
+			r.byte()
+			r.u32()
+		}
 	default:
 		return nil // copied as they are
 	}
