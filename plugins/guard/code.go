@@ -93,16 +93,18 @@ func (r *reader) name() []byte {
 	return s
 }
 
-// limits skips a table or memory limits (also shared and 64-bit ones).
-func (r *reader) limits() {
+// limits reads a table or memory limits (also shared and 64-bit ones) and returns the
+// minimum.
+func (r *reader) limits() uint64 {
 	flags := r.byte()
 	if flags > 0x07 {
 		r.fail("limits flags %#x", flags)
 	}
-	r.u64()
+	lo := r.u64()
 	if flags&0x01 != 0 {
 		r.u64()
 	}
+	return lo
 }
 
 // blockType skips a block type: empty, one value type, or a type index.
@@ -283,9 +285,13 @@ func rewriteCode(sec []byte, fuel, tick uint32) (uint64, []byte, error) {
 // checks inserted.
 func rewriteBody(body []byte, fuel, tick uint32) ([]byte, error) {
 	r := &reader{b: body}
+	locals := uint64(0)
 	for n := r.count(); n > 0 && r.err == nil; n-- {
-		r.u32()  // how many
-		r.byte() // of which type
+		locals += uint64(r.u32()) // how many
+		r.byte()                  // of which type
+	}
+	if locals > MaxLocals {
+		r.fail("%d locals, more than %d", locals, MaxLocals)
 	}
 	codeStart := r.pos
 

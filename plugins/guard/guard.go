@@ -41,6 +41,16 @@ const StartExport = "gatehouse_guard_start"
 // iterations of a small loop run between two exits to the host.
 const Refill = 1 << 15
 
+// MaxLocals is the most locals a function may declare (as in V8 and SpiderMonkey). wazero
+// 1.12 allocates per declared local before it checks: a 38-byte module declaring 2^32-1
+// locals cost it 108 s and 22 GB.
+const MaxLocals = 50000
+
+// MaxTableMin is the largest initial table size accepted: wazero allocates a table at
+// instantiation, per instance, outside the memory limit (its own cap, 2^27 entries, is 1 GB).
+// A Go-built module's table has one entry per function, a few thousand.
+const MaxTableMin = 1 << 20
+
 // costUnit is the number of code bytes one unit of fuel pays for: a loop
 // or function of n bytes spends 1 + n/costUnit per entry, so a long
 // straight-line body cannot stretch the time between two checks.
@@ -340,7 +350,9 @@ func (m *moduleInfo) read(s section) error {
 	case secTable:
 		for n := r.count(); n > 0 && r.err == nil; n-- {
 			r.byte() // reference type
-			r.limits()
+			if min := r.limits(); min > MaxTableMin {
+				r.fail("a table of %d entries at start, more than %d", min, MaxTableMin)
+			}
 		}
 	case secElement:
 		for n := r.count(); n > 0 && r.err == nil; n-- {

@@ -157,6 +157,16 @@ func TestInstrumentRefuses(t *testing.T) {
 			sec(secMemory, vec([]byte{0x00, 0x01})...),
 			sec(secCode, vec(body(0xff, 0x0b))...),
 		),
+		"huge table": module(
+			sec(4, vec([]byte{0x70, 0x00, 0xff, 0xff, 0xff, 0x3f})...),
+			sec(secMemory, vec([]byte{0x00, 0x01})...),
+		),
+		"too many locals": module(
+			sec(secType, vec([]byte{0x60, 0x00, 0x00})...),
+			sec(secFunction, vec([]byte{0x00})...),
+			sec(secMemory, vec([]byte{0x00, 0x01})...),
+			sec(secCode, vec(appendBytes(nil, []byte{0x01, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x7f, 0x0b}))...),
+		),
 		"unterminated": module(
 			sec(secType, vec([]byte{0x60, 0x00, 0x00})...),
 			sec(secFunction, vec([]byte{0x00})...),
