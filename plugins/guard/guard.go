@@ -82,7 +82,10 @@ const (
 
 // order is each known section's position in a module (custom sections
 // may sit anywhere).
-var order = map[byte]int{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13}
+var order = map[byte]int{
+	secType: 1, secImport: 2, secFunction: 3, secTable: 4, secMemory: 5, secTag: 6, secGlobal: 7,
+	secExport: 8, secStart: 9, secElement: 10, secDataCount: 11, secCode: 12, secData: 13,
+}
 
 type section struct {
 	id      byte

@@ -158,7 +158,7 @@ func TestInstrumentRefuses(t *testing.T) {
 			sec(secCode, vec(body(0xff, 0x0b))...),
 		),
 		"huge table": module(
-			sec(4, vec([]byte{0x70, 0x00, 0xff, 0xff, 0xff, 0x3f})...),
+			sec(secTable, vec([]byte{0x70, 0x00, 0xff, 0xff, 0xff, 0x3f})...),
 			sec(secMemory, vec([]byte{0x00, 0x01})...),
 		),
 		"too many locals": module(
