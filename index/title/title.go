@@ -209,13 +209,19 @@ func docID(project, collection, id string, createdMs float64) string {
 	return project + "/" + collection + "/" + orderKey(createdMs, id)
 }
 
+// recordRef is the value of field r: which record a document holds.
+func recordRef(project, collection, id string) string {
+	return project + "/" + collection + "/" + id
+}
+
 // recordID returns the record id and createdAt of a document id of collection prefix pre.
 func recordID(pre, doc string) (string, float64) {
 	k := strings.TrimPrefix(doc, pre)
-	if len(k) <= msDigits {
-		return k, math.NaN()
+	ms := parseOrderKey(k)
+	if math.IsNaN(ms) {
+		return k, ms
 	}
-	return k[msDigits+1:], parseOrderKey(k)
+	return k[msDigits+1:], ms
 }
 
 // Batch groups index changes.
@@ -243,7 +249,7 @@ func (b *Batch) Put(project, collection, id, title string, createdMs float64) er
 			return err
 		}
 	}
-	return b.b.Index(d, doc{S: project + "/" + collection, T: strings.Join(words, " "), R: project + "/" + collection + "/" + id})
+	return b.b.Index(d, doc{S: project + "/" + collection, T: strings.Join(words, " "), R: recordRef(project, collection, id)})
 }
 
 // Delete removes a record from the index.
@@ -278,7 +284,7 @@ func (b *Batch) DeleteCollection(project, collection string) error {
 // deleteOthers queues the deletion of the record's committed documents other than keep (a
 // record has one; two only after its createdAt changed).
 func (b *Batch) deleteOthers(project, collection, id, keep string) error {
-	q := bleve.NewTermQuery(project + "/" + collection + "/" + id)
+	q := bleve.NewTermQuery(recordRef(project, collection, id))
 	q.SetField(fieldRecord)
 	req := bleve.NewSearchRequestOptions(q, 8, 0, false)
 	req.Score = "none"
