@@ -2,11 +2,8 @@ package records
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"regexp"
 	"strconv"
-	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -29,16 +26,15 @@ type WriteRecord struct {
 
 // txWriter writes records, their index entries, counters and title journal in one transaction.
 type txWriter struct {
-	txn    *store.Txn
-	counts map[[2]string]int64
-	// groups holds per-value count changes by counter key.
-	groups map[string]int64
+	txn *store.Txn
+	// deltas holds count changes by counter stripe key (counters.go).
+	deltas map[string]int64
 	// keys are the record keys written, for cache invalidation after the commit.
 	keys []string
 }
 
 func newTxWriter(txn *store.Txn) *txWriter {
-	return &txWriter{txn: txn, counts: map[[2]string]int64{}, groups: map[string]int64{}}
+	return &txWriter{txn: txn, deltas: map[string]int64{}}
 }
 
 // index adds (or removes) the field index entries of r, and its compound entries under sch (none
@@ -57,6 +53,11 @@ func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool)
 			}
 		}
 	}
+	d := int64(1)
+	if !add {
+		d = -1
+	}
+	stripe := stripeOf(r.id)
 	for _, x := range r.idx {
 		p := idxPrefix(project, coll, x.name)
 		var err error
@@ -74,20 +75,11 @@ func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool)
 				if e[0] == fields.TagNull {
 					continue
 				}
-				k := string(gp) + string(e)
-				if add {
-					w.groups[k]++
-				} else {
-					w.groups[k]--
-				}
+				w.deltas[string(stripeKey(stripe, append(gp, e...)))] += d
 			}
 		}
 	}
-	if add {
-		w.counts[[2]string{project, coll}]++
-	} else {
-		w.counts[[2]string{project, coll}]--
-	}
+	w.deltas[string(stripeKey(stripe, countKey(project, coll)))] += d
 	return nil
 }
 
@@ -141,32 +133,11 @@ func (w *txWriter) del(project, coll string, sch *Schema, id string) (bool, erro
 
 // flush writes the counter changes.
 func (w *txWriter) flush() error {
-	for k, d := range w.groups {
+	for k, d := range w.deltas {
 		if d == 0 {
 			continue
 		}
-		n, err := readCounter(w.txn, []byte(k))
-		if err != nil {
-			return err
-		}
-		if n+d <= 0 {
-			err = w.txn.Delete([]byte(k))
-		} else {
-			err = w.txn.Set([]byte(k), binary.BigEndian.AppendUint64(nil, uint64(n+d)))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	for pc, d := range w.counts {
-		if d == 0 {
-			continue
-		}
-		n, err := readCount(w.txn, pc[0], pc[1])
-		if err != nil {
-			return err
-		}
-		if err := writeCount(w.txn, pc[0], pc[1], n+d); err != nil {
+		if err := addPart(w.txn, []byte(k), d); err != nil {
 			return err
 		}
 	}
@@ -262,7 +233,7 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 	if err != nil {
 		return nil, false, err
 	}
-	s.drainTitles(ctx)
+	s.kickTitles()
 	return adminJSON(rec), created, nil
 }
 
@@ -288,7 +259,7 @@ func (s *Service) Delete(ctx context.Context, project, coll, id string) error {
 	if !found {
 		return ErrRecordNotFound
 	}
-	s.drainTitles(ctx)
+	s.kickTitles()
 	return nil
 }
 
@@ -323,138 +294,11 @@ func (s *Service) SetPublished(ctx context.Context, project, coll, id string, pu
 	if err != nil {
 		return nil, err
 	}
-	s.drainTitles(ctx)
+	s.kickTitles()
 	return adminJSON(rec), nil
 }
 
 func validationOf(probs []problem) error {
 	e := validation(probs[0].field, probs[0].msg)
 	return withProblems(e, probs)
-}
-
-// syncTenancy mirrors the records of a tenants document apply into the product's store, inside
-// the apply's transaction (TxHook) or after it (OnChange, used by tests).
-func (s *Service) syncTenancy(ctx context.Context, txn *store.Txn, changes []tenancy.Change) error {
-	defs := map[string]*Schema{}
-	for _, c := range changes {
-		if c.Kind == "collection" && c.New != nil {
-			var col tenancy.Collection
-			if err := jsonUnmarshal(c.New, &col); err != nil {
-				return err
-			}
-			project, _, _ := cutPath(c.Path)
-			defs[project+"/"+col.Name] = compileSchema(project, col)
-		}
-	}
-	w := newTxWriter(txn)
-	for _, c := range changes {
-		if c.Kind != "record" {
-			continue
-		}
-		project, coll, id := cutPath(c.Path)
-		sch := defs[project+"/"+coll]
-		if sch == nil {
-			var err error
-			sch, err = s.Schema(ctx, project, coll)
-			if err != nil && (!errors.Is(err, ErrCollectionNotFound) || c.Op != "deleted" && c.New != nil) {
-				return err
-			}
-		}
-		if c.Op == "deleted" || c.New == nil {
-			if _, err := w.del(project, coll, sch, id); err != nil {
-				return err
-			}
-			continue
-		}
-		var sr tenancy.StoredRecord
-		if err := jsonUnmarshal(c.New, &sr); err != nil {
-			return err
-		}
-		created, _ := time.Parse(time.RFC3339Nano, sr.CreatedAt)
-		updated, _ := time.Parse(time.RFC3339Nano, sr.UpdatedAt)
-		if _, err := w.put(project, coll, sch, buildRecord(sch, sr.ID, sr.Published, sr.Data, created, updated)); err != nil {
-			return err
-		}
-	}
-	return w.flush()
-}
-
-// cutPath splits "<project>/<collection>/<id>" (or fewer parts).
-func cutPath(p string) (project, coll, id string) {
-	parts := [3]string{}
-	i := 0
-	start := 0
-	for j := 0; j < len(p) && i < 2; j++ {
-		if p[j] == '/' {
-			parts[i] = p[start:j]
-			i++
-			start = j + 1
-		}
-	}
-	parts[i] = p[start:]
-	return parts[0], parts[1], parts[2]
-}
-
-// TxHook returns the tenancy hook that keeps this store in step with tenants document applies,
-// in the same transaction. Wire it in tenancy.Options.Hooks and also register Listener.
-func (s *Service) TxHook() tenancy.TxHook {
-	return func(txn *store.Txn, changes []tenancy.Change) error {
-		return s.syncTenancy(context.Background(), txn, changes)
-	}
-}
-
-// Listener returns the tenancy OnChange function: it invalidates caches, re-indexes
-// collections whose fields changed, drops deleted collections and brings the title index up to
-// date. With syncRecords it also mirrors record changes (when TxHook is not wired, as in tests).
-func (s *Service) Listener(syncRecords bool) func(ctx context.Context, changes []tenancy.Change) {
-	return func(ctx context.Context, changes []tenancy.Change) {
-		for _, c := range changes {
-			switch c.Kind {
-			case "org", "project", "collection":
-				s.purgeCaches()
-			}
-		}
-		var keys []string
-		for _, c := range changes {
-			if c.Kind == "record" {
-				project, coll, id := cutPath(c.Path)
-				keys = append(keys, string(recKey(project, coll, id)))
-			}
-		}
-		defer s.invalidate(keys)
-		if syncRecords {
-			if err := s.db.Update(ctx, func(txn *store.Txn) error { return s.syncTenancy(ctx, txn, changes) }); err != nil {
-				s.log.Error("records: mirror tenants records", "err", err)
-			}
-		}
-		for _, c := range changes {
-			if c.Kind != "collection" {
-				continue
-			}
-			project, coll, _ := cutPath(c.Path)
-			var err error
-			switch {
-			case c.Op == "deleted":
-				err = s.dropCollection(ctx, project, coll)
-			case c.Op == "updated" && fieldsChanged(c.Old, c.New):
-				err = s.rebuildCollection(ctx, project, coll)
-			}
-			if err != nil {
-				s.log.Error("records: follow collection change", "collection", c.Path, "err", err)
-			}
-		}
-		s.drainTitles(ctx)
-	}
-}
-
-func fieldsChanged(oldRaw, newRaw []byte) bool {
-	var a, b struct {
-		Fields []tenancy.CollectionField `json:"fields"`
-	}
-	if jsonUnmarshal(oldRaw, &a) != nil || jsonUnmarshal(newRaw, &b) != nil {
-		return true
-	}
-	x, _ := jsonMarshal(a.Fields)
-	y, _ := jsonMarshal(b.Fields)
-	return string(x) != string(y)
 }
