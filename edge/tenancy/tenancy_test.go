@@ -257,3 +257,33 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A key revoked through the admin API stays revoked when a document that still lists it
+// (without revoked: true) is applied again; a new value in the document is a new key.
+func TestRevokedKeyStaysRevokedOnReapply(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	ctx := context.Background()
+	for _, tc := range []struct{ name, key, doc, value string }{
+		{"given value", "k", `orgs: [{slug: a, projects: [{id: p, keys: [{name: k, value: sk_live_keepdead1, products: [email]}]}]}]`, "sk_live_keepdead1"},
+		{"generated value", "g", `orgs: [{slug: a, projects: [{id: p, keys: [{name: g, kind: secret, products: [email]}]}]}]`, ""},
+	} {
+		rep := apply(t, s, []byte(tc.doc))
+		value := tc.value
+		if value == "" {
+			value = rep.Generated[0].Value
+		}
+		if err := s.RevokeKey(ctx, "a", "p", tc.key); err != nil {
+			t.Fatalf("%s: RevokeKey: %v", tc.name, err)
+		}
+		apply(t, s, []byte(tc.doc))
+		if k, err := s.KeyByHash(ctx, auth.Hash(value)); err != nil || !k.Revoked {
+			t.Errorf("%s: after re-apply KeyByHash = %+v, %v; want the key still revoked", tc.name, k, err)
+		}
+	}
+	// A new value is a new key: it works.
+	apply(t, s, []byte(`orgs: [{slug: a, projects: [{id: p, keys: [{name: k, value: sk_live_newlife1, products: [email]}]}]}]`))
+	if k, err := s.KeyByHash(ctx, auth.Hash("sk_live_newlife1")); err != nil || k.Revoked {
+		t.Errorf("rotated key = %+v, %v; want a live key", k, err)
+	}
+}
