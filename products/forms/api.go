@@ -100,7 +100,9 @@ func (p *Product) submit(c *fiber.Ctx) error {
 		in.Values = map[string]any{}
 		c.Request().PostArgs().VisitAll(func(key, val []byte) { addValue(in.Values, string(key), string(val)) })
 	default:
-		in.Values, err = decodeJSON(body)
+		if body, err = httpx.JSONBody(c, CodeInvalidJSON); err == nil {
+			in.Values, err = decodeJSON(body)
+		}
 	}
 	if err != nil {
 		p.svc.Refuse(err)
