@@ -85,19 +85,34 @@ func jsonSyntaxProblem(err error) error {
 // badJSONCode (INVALID_JSON for forms, VALIDATION_FAILED elsewhere) for a body CheckJSON
 // refuses. The returned slice is fiber's: copy what outlives the handler.
 func JSONBody(c *fiber.Ctx, badJSONCode string) ([]byte, error) {
-	if !IsJSONType(c.Get(fiber.HeaderContentType)) {
-		return nil, ErrContentType
+	if err := JSONContentType(c); err != nil {
+		return nil, err
 	}
 	body := c.Body()
-	if err := CheckJSON(body); err != nil {
-		return nil, badJSON(badJSONCode, err)
+	if err := StrictJSON(body, badJSONCode); err != nil {
+		return nil, err
 	}
 	return body, nil
 }
 
-func badJSON(code string, problem error) *Error {
-	e := New(400, code, "the body is not valid JSON: "+problem.Error(), problem)
-	if code == CodeValidationFailed {
+// JSONContentType refuses (415) a request whose Content-Type is not JSON (see IsJSONType).
+// Routes that read their body as a stream call it, then StrictJSON on what they read.
+func JSONContentType(c *fiber.Ctx) error {
+	if !IsJSONType(c.Get(fiber.HeaderContentType)) {
+		return ErrContentType
+	}
+	return nil
+}
+
+// StrictJSON is CheckJSON as an API error: 400 with badJSONCode (VALIDATION_FAILED carries
+// the problem in its details too).
+func StrictJSON(body []byte, badJSONCode string) error {
+	problem := CheckJSON(body)
+	if problem == nil {
+		return nil
+	}
+	e := New(400, badJSONCode, "the body is not valid JSON: "+problem.Error(), problem)
+	if badJSONCode == CodeValidationFailed {
 		e.Details = []FieldProblem{{Field: "body", Problem: "is not valid JSON: " + problem.Error()}}
 	}
 	return e

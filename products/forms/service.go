@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/google/uuid"
@@ -58,6 +60,9 @@ type Options struct {
 	Now func() time.Time
 	// RatePerMinute is the per-key-per-form submission rate (60 when zero).
 	RatePerMinute int
+	// SpoolDir holds multipart file parts while their submission is validated and stored
+	// (os.TempDir() when empty). New removes the parts a crash left there.
+	SpoolDir string
 	// AdminBase is the admin API root ({public_url}/admin/v1) used for file links in the inbox.
 	AdminBase string
 	Log       *slog.Logger
@@ -101,6 +106,11 @@ func New(o Options) (*Service, error) {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if o.SpoolDir == "" {
+		o.SpoolDir = os.TempDir()
+	} else {
+		cleanSpool(o.SpoolDir, log)
 	}
 	cache, _ := lru.New[string, *compiled](4096)
 	c := newCommitter(o.DB)
@@ -240,6 +250,17 @@ func (s *Service) Submit(ctx context.Context, in Input) (Receipt, error) {
 
 // Admission is a submission attempt that passed the form and rate-limit checks.
 type Admission struct{ c *compiled }
+
+// FieldKind reports whether the admitted form has a field name and whether it takes files.
+func (a Admission) FieldKind(name string) (known, file bool) {
+	f, ok := a.c.fields[name]
+	return ok, ok && f.Type == "file"
+}
+
+// decodeMultipart streams a multipart body of an admitted submission into a Spool.
+func (s *Service) decodeMultipart(body io.Reader, boundary string, a Admission) (*Spool, error) {
+	return decodeMultipart(body, boundary, s.o.SpoolDir, a.FieldKind, s.log)
+}
 
 // Admit finds the form (404 FORM_NOT_FOUND, 403 FORM_PRIVATE) and takes one request from the
 // key's bucket for it (429 RATE_LIMITED). The API calls it before reading the body, so an
