@@ -55,7 +55,17 @@ func (a *API) uploadModule(c *fiber.Ctx) error {
 // toAPI maps tenancy's typed errors to API errors: the one place this package does so.
 func toAPI(err error) error {
 	var inv *tenancy.InvalidError
+	var refused *tenancy.RefusedError
 	switch {
+	case errors.As(err, &refused):
+		e := httpx.New(400, CodePluginRefused, "plugin refused", err)
+		for _, p := range refused.Problems {
+			e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message})
+		}
+		if len(e.Details) > 0 {
+			e.Message = "plugin refused: " + e.Details[0].Field + ": " + e.Details[0].Problem
+		}
+		return e
 	case errors.As(err, &inv):
 		e := httpx.Validation()
 		e.Message = inv.Error()

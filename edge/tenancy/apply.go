@@ -64,6 +64,9 @@ func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
 	if err := doc.Validate(); err != nil {
 		return nil, err
 	}
+	if err := s.checkPlugins(ctx, doc); err != nil {
+		return nil, err
+	}
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	var rep *Report

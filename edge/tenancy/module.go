@@ -40,6 +40,9 @@ func (s *Service) PutModule(ctx context.Context, project, name string, module []
 	if _, err := s.Project(ctx, project); err != nil {
 		return fmt.Errorf("project %q: %w", project, err)
 	}
+	if err := s.checkModule(ctx, project, name, module); err != nil {
+		return err
+	}
 	err := s.db.Update(ctx, func(txn *store.Txn) error { return txn.Set(key(kModule, project, name), module) })
 	if err == nil {
 		s.changed(ctx, []Change{{Op: "updated", Kind: kModule, Path: project + "/" + name}})

@@ -25,6 +25,8 @@ type Service struct {
 	applyMu   sync.Mutex
 	listenMu  sync.RWMutex
 	listeners []func(ctx context.Context, changes []Change)
+	// pluginCheck vets plugins before an apply or upload stores them (plugincheck.go).
+	pluginCheck PluginChecker
 }
 
 // Options configures New.

@@ -55,16 +55,14 @@ const IdempotencyWindow = 24 * time.Hour
 
 // Limits on a send request.
 const (
-	MaxBodyBytes   = 1 << 20 // the whole JSON request
-	maxTags        = 20
-	maxTagLen      = 64
-	maxMetadata    = 50
-	maxMetaKeyLen  = 64
-	maxMetaValLen  = 1024
-	maxSubjectLen  = 998
-	maxIdemKeyLen  = 256
-	maxBatchBytes  = 4 << 20
-	defaultBatchSz = 512
+	MaxBodyBytes  = 1 << 20 // the whole JSON request
+	maxTags       = 20
+	maxTagLen     = 64
+	maxMetadata   = 50
+	maxMetaKeyLen = 64
+	maxMetaValLen = 1024
+	maxSubjectLen = 998
+	maxIdemKeyLen = 256
 )
 
 // Options configures NewService.
@@ -79,8 +77,6 @@ type Options struct {
 	DefaultFrom Address
 	// Hook filters sends before they are queued; nil means none.
 	Hook SendHook
-	// MaxBatch caps how many sends one grouped commit writes (512 when zero).
-	MaxBatch int
 	// Metrics records sends and delivery outcomes (nil: none).
 	Metrics *Metrics
 }
@@ -94,30 +90,26 @@ type Service struct {
 	now     func() time.Time
 	from    Address
 	hook    SendHook
-	max     int
 	metrics *Metrics
 
-	in   chan *pending
-	quit chan struct{}
-	done chan struct{}
-	once sync.Once
 	wake chan struct{}
-	// closeMu guards closed: senders hold it shared while they hand a send over.
+	// closeMu guards closed: senders hold it shared while they write a send.
 	closeMu sync.RWMutex
 	closed  bool
 	// reads caches projects and templates; Invalidate empties it after tenancy changes.
 	reads *lru.Cache[string, any]
-	// lastDue is the due time of the last committed batch (commitLoop only).
+	// lastDue is the due time of the last queued send (enqueue).
+	dueMu   sync.Mutex
 	lastDue int64
 }
 
-// NewService returns the service and starts its group committer; Close stops it.
+// NewService returns the service; it starts nothing (sends are group-committed by the store).
 func NewService(o Options) (*Service, error) {
 	if o.DB == nil || o.Tenants == nil {
 		return nil, errors.New("email: NewService needs a DB and Tenants")
 	}
-	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, max: o.MaxBatch, metrics: o.Metrics,
-		in: make(chan *pending, 8192), quit: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, metrics: o.Metrics,
+		wake: make(chan struct{}, 1)}
 	s.reads, _ = lru.New[string, any](4096)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -125,27 +117,17 @@ func NewService(o Options) (*Service, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.max <= 0 {
-		s.max = defaultBatchSz
-	}
 	if s.from.Email == "" {
 		s.from = Address{Email: "noreply@localhost"}
 	}
-	go s.commitLoop()
 	return s, nil
 }
 
-// Close stops the group committer after it wrote what it holds; later sends get ErrClosed.
+// Close waits for the sends being written; later sends get ErrClosed.
 func (s *Service) Close() error {
-	s.once.Do(func() {
-		// No send enters the channel after closed is set, so the committer's final drain
-		// answers every send that did.
-		s.closeMu.Lock()
-		s.closed = true
-		close(s.quit)
-		s.closeMu.Unlock()
-	})
-	<-s.done
+	s.closeMu.Lock()
+	s.closed = true
+	s.closeMu.Unlock()
 	return nil
 }
 

@@ -3,12 +3,10 @@ package records
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"sort"
 	"strconv"
 
-	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
@@ -71,12 +69,8 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 			return err
 		case f != nil && plain && f.Groupable():
 			// Per-value counters kept on write.
-			gp := groupPrefix(q.Project, q.Collection, f.Name)
-			return txn.Iterate(store.IterOptions{Prefix: gp}, func(k, v []byte) (bool, error) {
-				if len(v) == 8 {
-					add(k[len(gp):], int(binary.BigEndian.Uint64(v)))
-				}
-				return true, nil
+			return eachCount(txn, groupPrefix(q.Project, q.Collection, f.Name), func(enc []byte, n int64) {
+				add(enc, int(n))
 			})
 		case f != nil && plain:
 			// Index walk, keys only: the index holds only published records.
