@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/mail"
 	"strings"
 	"sync"
 	"time"
@@ -298,6 +297,18 @@ func (s *Service) build(ctx context.Context, proj tenancy.ProjectInfo, req SendR
 	if req.ReplyTo != nil {
 		m.ReplyTo = req.ReplyTo
 	}
+	// Defaults from the project or the server are checked like the caller's addresses, so a
+	// default that cannot be encoded is refused here rather than failing at delivery.
+	if req.From == nil {
+		if _, p := encodeAddress(m.From); p != nil {
+			return nil, nil, invalid("from."+p.Part, "the default sender (project email.from) cannot be sent: "+p.Problem)
+		}
+	}
+	if req.ReplyTo == nil && m.ReplyTo != nil {
+		if _, p := encodeAddress(*m.ReplyTo); p != nil {
+			return nil, nil, invalid("replyTo."+p.Part, "the default reply-to (project email.replyTo) cannot be sent: "+p.Problem)
+		}
+	}
 	if inline {
 		m.Subject = *req.Subject
 		if req.BodyHTML != nil {
@@ -359,17 +370,10 @@ func (s *Service) renderTemplate(ctx context.Context, m *Message, project, slug 
 	return nil
 }
 
+// checkAddress reports an address object the transports could not encode (encodeAddress).
 func checkAddress(field string, a Address, bad func(string, string)) {
-	if a.Email == "" {
-		bad(field+".email", "required")
-		return
-	}
-	p, err := mail.ParseAddress(a.Email)
-	if err != nil || p.Address != a.Email || p.Name != "" || len(a.Email) > 254 {
-		bad(field+".email", "must be an email address")
-	}
-	if strings.ContainsAny(a.Name, "\r\n") || len(a.Name) > 256 {
-		bad(field+".name", "must be one line of at most 256 bytes")
+	if _, p := encodeAddress(a); p != nil {
+		bad(field+"."+p.Part, p.Problem)
 	}
 }
 

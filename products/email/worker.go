@@ -78,6 +78,11 @@ func NewWorker(o WorkerOptions) *Worker {
 // Start requeues the leases a stopped process left behind (badger is single-process, so no
 // other holder can exist) and starts delivering.
 func (w *Worker) Start(ctx context.Context) error {
+	if r, ok := w.o.Transport.(Recoverer); ok {
+		if err := r.Recover(); err != nil {
+			return fmt.Errorf("email: %s transport recovery: %w", w.o.Transport.Name(), err)
+		}
+	}
 	if err := w.recover(ctx); err != nil {
 		return err
 	}
