@@ -17,7 +17,7 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 		Tenants: d.tenancy,
 		Blobs:   d.blobs,
 		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
-			d.cfg.Captcha.ReCaptcha.VerifyURL, nil),
+			d.cfg.Captcha.ReCaptcha.VerifyURL, d.egress.Client()),
 		Filter:     formsPlugins{h: d.plugins},
 		Plugins:    formsPlugins{h: d.plugins},
 		AdminBase:  strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",
