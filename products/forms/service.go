@@ -72,13 +72,12 @@ type Options struct {
 
 // Service holds the Forms rules.
 type Service struct {
-	o      Options
-	now    func() time.Time
-	limit  *ratelimit.Limiter
-	cache  *lru.Cache[string, *compiled]
-	commit *committer
-	log    *slog.Logger
-	m      *metrics
+	o     Options
+	now   func() time.Time
+	limit *ratelimit.Limiter
+	cache *lru.Cache[string, *compiled]
+	log   *slog.Logger
+	m     *metrics
 }
 
 // NewVerifiers returns the three built-in siteverify verifiers with their endpoint URLs.
@@ -90,7 +89,7 @@ func NewVerifiers(turnstileURL, hcaptchaURL, recaptchaURL string, client *http.C
 	}
 }
 
-// New returns the service and starts its commit loop; Close stops it.
+// New returns the service; it starts nothing (submissions are group-committed by the store).
 func New(o Options) (*Service, error) {
 	if o.DB == nil || o.Tenants == nil || o.Blobs == nil {
 		return nil, errors.New("forms: DB, Tenants and Blobs are required")
@@ -113,28 +112,25 @@ func New(o Options) (*Service, error) {
 		cleanSpool(o.SpoolDir, log)
 	}
 	cache, _ := lru.New[string, *compiled](4096)
-	c := newCommitter(o.DB)
 	return &Service{
-		o:      o,
-		now:    now,
-		limit:  ratelimit.New(ratelimit.Options{Rate: rate, Per: time.Minute, Now: now}),
-		cache:  cache,
-		commit: c,
-		log:    log,
-		m:      newMetrics(o.Registerer, c),
+		o:     o,
+		now:   now,
+		limit: ratelimit.New(ratelimit.Options{Rate: rate, Per: time.Minute, Now: now}),
+		cache: cache,
+		log:   log,
+		m:     newMetrics(o.Registerer),
 	}, nil
 }
 
 // Invalidate drops every cached form; tenancy's OnChange calls it after each change.
 func (s *Service) Invalidate() { s.cache.Purge() }
 
-// CommitStats reports how many durable commits ran and how many submissions they held.
-func (s *Service) CommitStats() (commits, writes uint64) {
-	return s.commit.commits.Load(), s.commit.writes.Load()
-}
+// CommitStats reports how many durable commits the store's group committer ran and how many
+// writes they held (every product's, not only submissions).
+func (s *Service) CommitStats() (commits, writes uint64) { return s.o.DB.CommitStats() }
 
-// Close commits what is queued and stops the commit loop.
-func (s *Service) Close() { s.commit.Close() }
+// Close is a no-op kept for the lifecycle: the store's committer drains on the store's Close.
+func (s *Service) Close() {}
 
 // form loads (through the cache) a published, public form of project.
 func (s *Service) form(ctx context.Context, project, slug string) (*compiled, error) {
@@ -350,7 +346,8 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 		s.dropFiles(sub.Files)
 		return Receipt{}, fmt.Errorf("forms: encode submission: %w", err)
 	}
-	if err := s.commit.Commit(ctx, subKey(in.Project, in.Slug, sub.ID), raw); err != nil {
+	key := subKey(in.Project, in.Slug, sub.ID)
+	if err := s.o.DB.Update(ctx, func(txn *store.Txn) error { return txn.Set(key, raw) }); err != nil {
 		s.dropFiles(sub.Files)
 		return Receipt{}, fmt.Errorf("forms: store submission: %w", err)
 	}
