@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"mime"
 	"net/mail"
 	"strings"
 
@@ -70,7 +71,7 @@ func toAPI(err error) error {
 		e := httpx.Validation()
 		e.Message = inv.Error()
 		for _, p := range inv.Problems {
-			e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message})
+			e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message, Line: p.Line})
 		}
 		return e
 	case errors.Is(err, tenancy.ErrNotFound):
@@ -83,7 +84,26 @@ func toAPI(err error) error {
 	return err
 }
 
+// ErrDocumentType refuses a tenants document sent with a Content-Type that is neither YAML nor JSON.
+var ErrDocumentType = httpx.New(415, httpx.CodeUnsupportedContentType, "this route takes a YAML or JSON tenants document (Content-Type: application/yaml or application/json)", nil)
+
+// isYAMLType reports whether a Content-Type names YAML (application/yaml, text/yaml and their x- forms).
+func isYAMLType(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	switch mt {
+	case "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml":
+		return true
+	}
+	return false
+}
+
 func (a *API) apply(c *fiber.Ctx) error {
+	if ct := c.Get(fiber.HeaderContentType); !httpx.IsJSONType(ct) && !isYAMLType(ct) {
+		return ErrDocumentType
+	}
 	doc, err := tenancy.Parse(c.Body())
 	if err != nil {
 		return toAPI(err)
@@ -105,7 +125,7 @@ type keyRequest struct {
 
 func (a *API) createKey(c *fiber.Ctx) error {
 	var req keyRequest
-	if err := httpx.DecodeJSON(c.Body(), &req, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &req, httpx.CodeValidationFailed); err != nil {
 		return err
 	}
 	g, err := a.t.CreateKey(c.UserContext(), tenancy.KeyRequest{Org: req.Org, Project: req.Project, Name: req.Name, Kind: req.Kind, Products: req.Products})
@@ -147,7 +167,7 @@ func (a *API) addSuppression(c *fiber.Ctx) error {
 		Email  string `json:"email"`
 		Reason string `json:"reason"`
 	}
-	if err := httpx.DecodeJSON(c.Body(), &req, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &req, httpx.CodeValidationFailed); err != nil {
 		return err
 	}
 	if _, err := mail.ParseAddress(req.Email); err != nil || strings.ContainsAny(req.Email, "<> ") {
