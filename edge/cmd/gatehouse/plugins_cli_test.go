@@ -157,7 +157,8 @@ func TestPluginsCLIErrors(t *testing.T) {
 	junk := filepath.Join(dir, "junk.wasm")
 	input := filepath.Join(dir, "in.json")
 	typo := filepath.Join(dir, "typo.json")
-	for name, body := range map[string]string{junk: "not wasm", input: `{"project":"demo","form":"f","data":{}}`, typo: `{"projekt":"demo"}`} {
+	two := filepath.Join(dir, "two.json")
+	for name, body := range map[string]string{junk: "not wasm", input: `{"project":"demo","form":"f","data":{}}`, typo: `{"projekt":"demo"}`, two: `{"project":"demo"} {"project":"x"}`} {
 		if err := os.WriteFile(name, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -177,6 +178,7 @@ func TestPluginsCLIErrors(t *testing.T) {
 		{"run of a module the host refuses", []string{"plugins", "run", junk, "--hook", "forms.submit", "--input", input}, "the host refuses"},
 		{"run with an unknown hook", []string{"plugins", "run", junk, "--hook", "forms.sumbit", "--input", input}, "the host refuses"},
 		{"input with an unknown member", []string{"plugins", "run", junk, "--hook", "forms.submit", "--input", typo}, `unknown field "projekt"`},
+		{"input with two documents", []string{"plugins", "run", junk, "--hook", "forms.submit", "--input", two}, "more than one JSON document"},
 		{"config without =", []string{"plugins", "run", junk, "--hook", "forms.submit", "--input", input, "--config", "word"}, "not key=value"},
 		{"init without a folder", []string{"plugins", "init"}, "usage: gatehouse plugins init"},
 		{"init with an unknown hook", []string{"plugins", "init", filepath.Join(dir, "x"), "--hook", "records.write"}, `unknown hook "records.write"`},
@@ -185,6 +187,21 @@ func TestPluginsCLIErrors(t *testing.T) {
 		code, _, errOut := runCLI(t, tc.args...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%s: gatehouse %s: exit %d, stderr %q; want an error containing %q", tc.name, strings.Join(tc.args, " "), code, errOut, tc.want)
+		}
+	}
+}
+
+func TestPluginFileName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"nocasino.wasm", "nocasino"},
+		{"/tmp/My Filter.wasm", "my-filter"},
+		{"dir/c_word.v2.wasm", "c_word-v2"},
+		{"--.wasm", "plugin"},
+		{strings.Repeat("a", 80) + ".wasm", strings.Repeat("a", 64)},
+	} {
+		if got := pluginFileName(tc.in); got != tc.want {
+			t.Errorf("pluginFileName(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
