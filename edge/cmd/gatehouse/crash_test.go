@@ -275,6 +275,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 		wg.Wait()
 		if round == crashKills {
 			run.verify(p.url)
+			run.client.CloseIdleConnections()
 			p.stop(t)
 		}
 	}
