@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -42,6 +43,8 @@ type Report struct {
 	Unchanged int            `json:"unchanged"`
 	Changes   []Change       `json:"changes"`
 	Generated []GeneratedKey `json:"generatedKeys,omitempty"`
+	// GeneratedSecrets are webhook secrets generated for webhooks without one: shown once.
+	GeneratedSecrets []GeneratedSecret `json:"generatedWebhookSecrets,omitempty"`
 }
 
 // TxHook lets a product derive its own data from an apply's changes inside the same
@@ -53,6 +56,7 @@ var ErrKeyTaken = errors.New("tenancy: key value already belongs to another key"
 
 type applier struct {
 	txn     *store.Txn
+	nowTime time.Time
 	now     string
 	report  *Report
 	touched map[string]bool
@@ -72,7 +76,8 @@ func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
 	var rep *Report
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		rep = &Report{Changes: []Change{}}
-		a := &applier{txn: txn, now: s.now().UTC().Format(TimeFormat), report: rep, touched: map[string]bool{}}
+		now := s.now()
+		a := &applier{txn: txn, nowTime: now, now: now.UTC().Format(TimeFormat), report: rep, touched: map[string]bool{}}
 		if err := a.document(doc); err != nil {
 			return err
 		}
@@ -214,6 +219,9 @@ func (a *applier) project(org string, p Project) error {
 		if err := a.put(key(kPlugin, p.ID, pl.Name), "plugin", p.ID+"/"+pl.Name, pl); err != nil {
 			return err
 		}
+	}
+	if err := a.webhooks(p.ID, p.Webhooks); err != nil {
+		return err
 	}
 	for _, col := range p.Collections {
 		recs := col.Records
@@ -365,7 +373,7 @@ func (a *applier) del(k []byte, kind, path string) error {
 // prune deletes every document-managed entity the document did not mention. Suppressions
 // added by bounces, complaints or the admin API are kept.
 func (a *applier) prune() error {
-	kinds := []string{kOrg, kProject, kKeyName, kForm, kTemplate, kConnection, kCollection, kRecord, kPlugin, kSuppress}
+	kinds := []string{kOrg, kProject, kKeyName, kForm, kTemplate, kConnection, kCollection, kRecord, kPlugin, kWebhook, kSuppress}
 	for _, kind := range kinds {
 		var doomed [][]byte
 		var olds [][]byte

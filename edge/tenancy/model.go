@@ -46,6 +46,7 @@ type Project struct {
 	Membership  *Membership    `json:"membership,omitempty"`
 	Collections []Collection   `json:"collections,omitempty"`
 	Plugins     []Plugin       `json:"plugins,omitempty"`
+	Webhooks    []Webhook      `json:"webhooks,omitempty"` // webhooks.go
 }
 
 // CaptchaKeys are a project's challenge provider keys.
@@ -87,6 +88,9 @@ type Form struct {
 	Captcha    FormCaptcha    `json:"captcha"`
 	Fields     []FormField    `json:"fields"`
 	Settings   map[string]any `json:"settings,omitempty"`
+	// Notify and AutoReply send email for each accepted submission (webhooks.go).
+	Notify    *FormNotify    `json:"notify,omitempty"`
+	AutoReply *FormAutoReply `json:"autoReply,omitempty"`
 }
 
 // FormCaptcha is `captcha: true|false` or `captcha: {plugin: name}` in the document.

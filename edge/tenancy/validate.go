@@ -182,7 +182,9 @@ func (c *checker) project(pp string, p Project, keyValues map[string]string) {
 	forms := map[string]string{}
 	for i, f := range p.Forms {
 		c.form(fmt.Sprintf("%s.forms[%d]", pp, i), f, forms, p, plugins)
+		c.formMail(fmt.Sprintf("%s.forms[%d]", pp, i), f, p)
 	}
+	c.webhooks(pp, p.Webhooks)
 	if p.Membership != nil {
 		conns, active := map[string]string{}, ""
 		for i, cn := range p.Membership.Connections {

@@ -140,6 +140,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		for _, g := range rep.Generated {
 			fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, g.Project, g.Name), g.Value)
 		}
+		printSecrets(stdout, rep.GeneratedSecrets)
 	}
 
 	srv, err := edge.New(edge.Options{
@@ -175,6 +176,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	_ = ln.Close() // in case Serve had not registered it yet
 	<-errc
 	return app.stop(sctx)
+}
+
+// printSecrets prints the webhook secrets an apply generated (they are shown only here).
+func printSecrets(w io.Writer, secrets []tenancy.GeneratedSecret) {
+	for _, g := range secrets {
+		fmt.Fprintf(w, "generated webhook secret %s/%s (shown once): %s\n", g.Project, g.Webhook, g.Secret)
+	}
 }
 
 func keyLabel(org, project, name string) string {

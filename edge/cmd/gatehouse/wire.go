@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
 )
 
@@ -34,6 +35,8 @@ type deps struct {
 	plugins *host.Host
 	// egress is the outbound-connection policy (SMTP, captcha providers, webhooks).
 	egress *egress.Policy
+	// hooks queues webhook events; products reach it through adapters (wire_webhooks.go).
+	hooks *webhooks.Service
 }
 
 // component is a product's background part: started after the server listens, stopped on shutdown.
@@ -62,6 +65,9 @@ func wire(ctx context.Context, d deps) (*assembly, error) {
 		return nil, err
 	}
 	d.plugins = h
+	if d.hooks, err = a.addWebhooks(ctx, d); err != nil {
+		return nil, err
+	}
 	if err := a.addEmail(ctx, d); err != nil {
 		return nil, err
 	}
