@@ -13,11 +13,12 @@ import (
 // addForms wires the Forms product (public routes and the admin inbox) and the embed host.
 func (a *assembly) addForms(ctx context.Context, d deps) error {
 	svc, err := forms.New(forms.Options{
-		DB:      d.db,
-		Tenants: d.tenancy,
-		Blobs:   d.blobs,
+		DB:            d.db,
+		Tenants:       d.tenancy,
+		Blobs:         d.blobs,
+		RatePerMinute: d.cfg.Forms.RatePerMinute,
 		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
-			d.cfg.Captcha.ReCaptcha.VerifyURL, nil),
+			d.cfg.Captcha.ReCaptcha.VerifyURL, d.egress.Client()),
 		Filter:     formsPlugins{h: d.plugins},
 		Plugins:    formsPlugins{h: d.plugins},
 		AdminBase:  strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",
