@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -340,4 +341,12 @@ func readCounter(txn *store.Txn, k []byte) (int64, error) {
 		return 0, errCorrupt
 	}
 	return int64(binary.BigEndian.Uint64(v)), nil
+}
+
+// cutPath splits "<project>/<collection>/<id>" (or fewer parts): the tail of a record key and a
+// title journal entry.
+func cutPath(p string) (project, coll, id string) {
+	project, rest, _ := strings.Cut(p, "/")
+	coll, id, _ = strings.Cut(rest, "/")
+	return project, coll, id
 }

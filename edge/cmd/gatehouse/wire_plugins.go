@@ -9,11 +9,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
 	"github.com/gatehouse-dev/gatehouse/products/email"
@@ -39,7 +39,12 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 		return nil, err
 	}
 	a.closers = append(a.closers, h.Close)
-	ps := &pluginSync{h: h, t: d.tenancy, log: d.log, done: map[string]map[string]string{}}
+	reg := pluginreg.New(d.db, d.tenancy)
+	if err := d.tenancy.Add(reg); err != nil {
+		return nil, err
+	}
+	a.admin = append(a.admin, reg)
+	ps := &pluginSync{h: h, r: reg, log: d.log, done: map[string]map[string]string{}}
 	projects, err := d.tenancy.Projects(ctx)
 	if err != nil {
 		return nil, err
@@ -54,7 +59,7 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 // pluginSync registers the tenants document's plugins with the host.
 type pluginSync struct {
 	h    *host.Host
-	t    *tenancy.Service
+	r    *pluginreg.Registry
 	log  *slog.Logger
 	mu   sync.Mutex
 	done map[string]map[string]string // project -> plugin name -> fingerprint of what is registered
@@ -65,7 +70,7 @@ func (s *pluginSync) changed(ctx context.Context, changes []tenancy.Change) {
 	for _, c := range changes {
 		switch c.Kind {
 		case "plugin", "module", "project":
-			projects[strings.SplitN(c.Path, "/", 2)[0]] = true
+			projects[c.Project] = true
 		}
 	}
 	for p := range projects {
@@ -80,7 +85,7 @@ func (s *pluginSync) sync(ctx context.Context, project string) {
 	defer cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	plugins, err := s.t.Plugins(ctx, project)
+	plugins, err := s.r.Plugins(ctx, project)
 	if err != nil {
 		s.log.Error("plugins: reading registrations", "project", project, "err", err)
 		return
@@ -117,10 +122,10 @@ func (s *pluginSync) sync(ctx context.Context, project string) {
 
 // module reads a plugin's module: a .wasm file path, or the name of an uploaded module.
 func (s *pluginSync) module(ctx context.Context, project, module string) ([]byte, error) {
-	if tenancy.IsModulePath(module) {
+	if pluginreg.IsModulePath(module) {
 		return os.ReadFile(module)
 	}
-	return s.t.Module(ctx, project, module)
+	return s.r.Module(ctx, project, module)
 }
 
 func fingerprint(r host.Registration) string {
