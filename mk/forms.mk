@@ -2,11 +2,11 @@
 # benchmark. The bundle is built by sdk-js/packages/forms-embed into edge/embedhost/assets/
 # and committed, so the Go build never needs npm; test-forms-bundle proves it is current.
 TEST_EXTRA += test-forms-bundle test-forms-browser
-BENCH_TARGETS += bench-forms
+BENCH_TARGETS += bench-forms bench-forms-multipart
 
 FORMS_BUNDLE := edge/embedhost/assets/forms.js edge/embedhost/assets/forms.css
 
-.PHONY: test-forms-bundle test-forms-browser bench-forms
+.PHONY: test-forms-bundle test-forms-browser bench-forms bench-forms-multipart
 
 test-forms-bundle: test-sdk ## rebuild forms-embed and fail if the committed bundle in edge/embedhost/assets differs
 	cd sdk-js && npm run build --workspace @gatehouse/forms-embed
@@ -18,3 +18,6 @@ test-forms-browser: test-sdk build ## Chromium test of forms.js and the iframe p
 
 bench-forms: ## durable submissions/s, 64 concurrent clients over loopback (p50/p99), and the commit path without HTTP
 	$(GO) test -run '^$$' -bench 'BenchmarkSubmit' -benchtime 20000x ./products/forms/
+
+bench-forms-multipart: ## the real server's RSS under 3 floods of 50 concurrent 10 MB multipart submissions (FLOODS, CLIENTS; GATEHOUSE_BIN=another build)
+	bash products/forms/bench/multipart-flood.sh $(or $(FLOODS),3) $(or $(CLIENTS),50)

@@ -1,9 +1,30 @@
 # Plugins: the example Wasm modules and the plugin benchmarks.
 BENCH_TARGETS += bench-plugins
 
-.PHONY: plugins bench-plugins fuzz-plugins
-plugins: ## build the example Wasm plugins to plugins/examples/*.wasm (tests build their own)
+.PHONY: plugins plugin-toolchains bench-plugins fuzz-plugins
+plugins: plugin-toolchains ## build the example Wasm plugins (Go, C, WAT, AssemblyScript) to plugins/examples/*.wasm (tests build their own)
 	plugins/examples/build.sh
+
+# The C, WAT and AssemblyScript examples need their own toolchains: Debian packages (clang
+# with wasm-ld from lld, wasi-libc, compiler-rt's wasm32 builtins, wabt's wat2wasm) and the
+# npm package assemblyscript, pinned by the example's package-lock.json.
+PLUGIN_APT_PACKAGES := clang lld wasi-libc libclang-rt-dev-wasm32 wabt
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+plugin-toolchains: ## install what the C, WAT and AssemblyScript example plugins need, when missing (apt-get, npm ci)
+	@if ! { command -v clang && command -v wasm-ld && command -v wat2wasm && [ -f /usr/lib/wasm32-wasi/libc.a ] && \
+		ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a; } >/dev/null 2>&1; then \
+		echo "installing $(PLUGIN_APT_PACKAGES)"; \
+		$(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $(PLUGIN_APT_PACKAGES); \
+	fi
+	@[ -x plugins/examples/assemblyscript-wordfilter/node_modules/.bin/asc ] || \
+		npm ci --prefix plugins/examples/assemblyscript-wordfilter --no-audit --no-fund
+
+# The Go tests build and run those examples through the gateway (TestPluginsInOtherLanguages):
+# under make a missing toolchain fails that test instead of skipping a language. The PDK, a
+# module of its own, is vetted and tested from ./... by TestPDKModule.
+test-go: plugin-toolchains
+test-go: export GATEHOUSE_REQUIRE_PLUGIN_TOOLCHAINS = 1
 
 bench-plugins: ## plugin per-call overhead (no-op and spam filter, p50/p99) and forms submits/s with and without the spam filter
 	$(GO) test ./plugins/host -run '^$$' -bench . -benchtime 3000x

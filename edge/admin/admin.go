@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
@@ -32,7 +33,10 @@ func (a *API) MountAdmin(r fiber.Router) {
 // with one detail per problem): the one place this is done.
 func toAPI(err error) error {
 	var inv *tenancy.InvalidError
+	var refused *tenancy.RefusedError
 	switch {
+	case errors.As(err, &refused):
+		return pluginreg.RefusedAPIError(refused)
 	case errors.As(err, &inv):
 		e := httpx.Validation()
 		e.Message = inv.Error()

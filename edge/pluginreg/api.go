@@ -33,10 +33,30 @@ func (r *Registry) uploadModule(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"project": project, "name": name, "size": len(module), "sha256": hex.EncodeToString(sum[:])})
 }
 
+// CodePluginRefused answers an apply or upload whose plugin module the host refuses
+// (decisions.md 8.5); the message and details carry the reason.
+const CodePluginRefused = "PLUGIN_REFUSED"
+
+// RefusedAPIError renders a refusal of the plugin host as 400 PLUGIN_REFUSED with one detail
+// per refused entry.
+func RefusedAPIError(refused *tenancy.RefusedError) error {
+	e := httpx.New(400, CodePluginRefused, "plugin refused", refused)
+	for _, p := range refused.Problems {
+		e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message})
+	}
+	if len(e.Details) > 0 {
+		e.Message = "plugin refused: " + e.Details[0].Field + ": " + e.Details[0].Problem
+	}
+	return e
+}
+
 // apiError maps the registry's errors to API errors.
 func apiError(err error) error {
 	var inv *tenancy.InvalidError
+	var refused *tenancy.RefusedError
 	switch {
+	case errors.As(err, &refused):
+		return RefusedAPIError(refused)
 	case errors.As(err, &inv):
 		e := httpx.Validation()
 		e.Message = inv.Error()

@@ -11,8 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -55,15 +55,48 @@ func moduleKey(project, name string) []byte { return store.Key("plugins", "modul
 
 var regRoot = store.Prefix("plugins", "reg")
 
+var hooks = map[string]bool{"forms.submit": true, "records.read": true, "email.send": true, "captcha.verify": true}
+
+// Checker vets plugins before they are stored (decisions.md 8.5): the composition root gives
+// one backed by the Wasm host, so that a module the host would refuse makes the apply (or the
+// upload) fail with the reason instead of being stored and then silently running nothing. Both
+// methods return nil when the host would run the plugin.
+type Checker interface {
+	// CheckPlugin reports why the host would refuse plugin p of project.
+	CheckPlugin(ctx context.Context, project string, p Plugin) error
+	// CheckModule reports why the host would refuse module bytes uploaded under name.
+	CheckModule(ctx context.Context, project, name string, module []byte) error
+}
+
+// Section is the plugins key of a project in the tenants document. With a registry whose
+// checker is set, it vets every plugin with the host before the apply's transaction.
+type Section struct{ r *Registry }
+
 var (
-	hostRe = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]+)?$`)
-	hooks  = map[string]bool{"forms.submit": true, "records.read": true, "email.send": true, "captcha.verify": true}
+	_ tenancy.Section = Section{}
+	_ tenancy.Vetter  = Section{}
 )
 
-// Section is the plugins key of a project in the tenants document.
-type Section struct{}
-
-var _ tenancy.Section = Section{}
+// Vet implements tenancy.Vetter: each plugin the host would refuse is a problem.
+func (s Section) Vet(ctx context.Context, c *tenancy.Check, raw json.RawMessage) error {
+	ck := s.r.checker()
+	if ck == nil {
+		return nil
+	}
+	var ps []Plugin
+	if err := tenancy.Decode(raw, &ps); err != nil {
+		return nil // Check reported it
+	}
+	for i, p := range ps {
+		if err := ck.CheckPlugin(ctx, c.Project, p); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.Add(fmt.Sprintf("[%d]", i), "%s", err.Error())
+		}
+	}
+	return nil
+}
 
 // Name implements tenancy.Section.
 func (Section) Name() string { return "plugins" }
@@ -100,8 +133,10 @@ func (Section) Check(c *tenancy.Check, raw json.RawMessage) {
 			c.Add(path+".onError", "must be open or closed")
 		}
 		for j, h := range pl.AllowHosts {
-			if !hostRe.MatchString(h) {
-				c.Add(fmt.Sprintf("%s.allowHosts[%d]", path, j), "%q is not a host or host:port", h)
+			// The patterns themselves (host, host:port, *.domain, https://host, [IPv6]:port) are
+			// the plugin host's to judge: it refuses a bad one at apply with PLUGIN_REFUSED.
+			if h == "" || len(h) > 300 || strings.ContainsAny(h, " \t\r\n") {
+				c.Add(fmt.Sprintf("%s.allowHosts[%d]", path, j), "%q is not a host pattern", h)
 			}
 		}
 		if pl.Limits.MemoryMB < 0 || pl.Limits.MemoryMB > 1024 {
@@ -138,13 +173,32 @@ func (Section) Prune(w *tenancy.Writer) error {
 type Registry struct {
 	db  *store.DB
 	ten *tenancy.Service
+	mu  sync.RWMutex
+	chk Checker
+}
+
+// CheckWith makes every later apply and upload ask c first. Call it while wiring, before the
+// registry takes requests.
+func (r *Registry) CheckWith(c Checker) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.chk = c
+}
+
+func (r *Registry) checker() Checker {
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.chk
 }
 
 // New returns the registry over db; ten checks projects and hears of uploads. It starts nothing.
 func New(db *store.DB, ten *tenancy.Service) *Registry { return &Registry{db: db, ten: ten} }
 
 // Sections implements tenancy.Owner.
-func (r *Registry) Sections() []tenancy.Section { return []tenancy.Section{Section{}} }
+func (r *Registry) Sections() []tenancy.Section { return []tenancy.Section{Section{r}} }
 
 // Changed implements tenancy.Owner; the registry caches nothing.
 func (r *Registry) Changed(context.Context, []tenancy.Change) {}
@@ -187,6 +241,14 @@ func (r *Registry) PutModule(ctx context.Context, project, name string, module [
 	}
 	if _, err := r.ten.Project(ctx, project); err != nil {
 		return fmt.Errorf("project %q: %w", project, err)
+	}
+	if c := r.checker(); c != nil {
+		if err := c.CheckModule(ctx, project, name, module); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &tenancy.RefusedError{Problems: []tenancy.Problem{{Path: "body", Message: err.Error()}}}
+		}
 	}
 	err := r.db.Update(ctx, func(txn *store.Txn) error { return txn.Set(moduleKey(project, name), module) })
 	if err == nil {

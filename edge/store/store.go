@@ -2,6 +2,8 @@
 //
 // It is the only package that imports badger. Products own their key prefixes and build keys
 // with Key; they read and write through View and Update, one transaction per logical write.
+// Every Update goes through the database's one group committer (commit.go): concurrent
+// writers share a commit (and its fsync), and a caller never sees a conflict.
 package store
 
 import (
@@ -10,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
@@ -23,6 +24,10 @@ var (
 	ErrConflict = errors.New("store: transaction conflict")
 	// ErrTooBig reports that a transaction holds more writes than one commit can take.
 	ErrTooBig = errors.New("store: transaction too big")
+	// ErrClosed reports an Update asked of a closed database.
+	ErrClosed = errors.New("store: closed")
+	// ErrReadOnly reports a write inside View.
+	ErrReadOnly = errors.New("store: write in a read-only transaction")
 )
 
 // Options configures Open.
@@ -65,6 +70,7 @@ func orDefault(v, def int) int {
 type DB struct {
 	bdb  *badger.DB
 	sync bool
+	c    *committer
 }
 
 // Open opens (or creates) the database described by opts.
@@ -88,16 +94,26 @@ func Open(opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %q: %w", opts.Dir, err)
 	}
-	return &DB{bdb: bdb, sync: opts.SyncWrites}, nil
+	db := &DB{bdb: bdb, sync: opts.SyncWrites, c: newCommitter(bdb)}
+	go db.c.loop()
+	return db, nil
 }
 
-// Close flushes and closes the database. It tolerates a nil or half-open DB.
+// Close commits the Updates already queued, then flushes and closes the database. It
+// tolerates a nil or half-open DB.
 func (db *DB) Close() error {
 	if db == nil || db.bdb == nil {
 		return nil
 	}
+	if db.c != nil {
+		db.c.close()
+	}
 	return db.bdb.Close()
 }
+
+// CommitStats reports how many transactions the group committer committed and how many
+// Updates they held (ops/commits is the grouping factor).
+func (db *DB) CommitStats() (commits, ops uint64) { return db.c.commits.Load(), db.c.ops.Load() }
 
 // SyncWrites reports whether commits are durable before they return.
 func (db *DB) SyncWrites() bool { return db.sync }
@@ -116,21 +132,20 @@ func (db *DB) View(ctx context.Context, fn func(*Txn) error) error {
 	return db.bdb.View(func(t *badger.Txn) error { return fn(&Txn{t: t}) })
 }
 
-// Update runs fn in a read-write transaction and commits it when fn returns nil.
-// A conflict with a concurrent writer is retried a few times before ErrConflict is returned.
+// Update runs fn in a read-write transaction and commits its writes when fn returns nil; it
+// returns after that commit (durable with SyncWrites), or fn's error with nothing written.
+//
+// Concurrent Updates are group-committed: fn runs on the committer's goroutine, after the
+// functions queued before it, whose writes it sees. fn may run more than once (a conflict with
+// a Batch write re-runs it), so it must not have effects outside the transaction that a
+// second run would repeat wrongly. fn must not call Update (it would wait for itself).
+// A function whose writes alone exceed one commit gets ErrTooBig; a panic in fn is raised
+// again in the caller's goroutine. Update never returns ErrConflict.
 func (db *DB) Update(ctx context.Context, fn func(*Txn) error) error {
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		err = db.bdb.Update(func(t *badger.Txn) error { return fn(&Txn{t: t}) })
-		if !errors.Is(err, badger.ErrConflict) {
-			return mapErr(err)
-		}
-		time.Sleep(time.Duration(attempt+1) * time.Millisecond)
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return fmt.Errorf("%w: %v", ErrConflict, err)
+	return db.c.submit(ctx, fn)
 }
 
 // Batch is a write-only batch for bulk loads: many keys, many internal commits, no reads.

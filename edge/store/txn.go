@@ -1,14 +1,28 @@
 package store
 
 import (
+	"bytes"
+	"errors"
+	"sort"
+
 	badger "github.com/dgraph-io/badger/v4"
 )
 
-// Txn is one badger transaction, read-only inside View and read-write inside Update.
-type Txn struct{ t *badger.Txn }
+// Txn is one badger transaction, read-only inside View and read-write inside Update. Inside
+// Update the writes go to a stage of their own first (see committer), and reads see them.
+type Txn struct {
+	t  *badger.Txn
+	st *stage
+}
 
 // Get returns a copy of the value at key, or ErrNotFound.
 func (tx *Txn) Get(key []byte) ([]byte, error) {
+	if e, ok := tx.st.get(key); ok {
+		if e.del {
+			return nil, ErrNotFound
+		}
+		return bytes.Clone(e.val), nil
+	}
 	item, err := tx.t.Get(key)
 	if err != nil {
 		return nil, mapErr(err)
@@ -18,18 +32,33 @@ func (tx *Txn) Get(key []byte) ([]byte, error) {
 
 // Has reports whether key has a value.
 func (tx *Txn) Has(key []byte) (bool, error) {
+	if e, ok := tx.st.get(key); ok {
+		return !e.del, nil
+	}
 	_, err := tx.t.Get(key)
-	if err == badger.ErrKeyNotFound {
+	if errors.Is(err, badger.ErrKeyNotFound) {
 		return false, nil
 	}
 	return err == nil, mapErr(err)
 }
 
 // Set writes key=val. Neither slice may be changed until the transaction ends.
-func (tx *Txn) Set(key, val []byte) error { return mapErr(tx.t.Set(key, val)) }
+func (tx *Txn) Set(key, val []byte) error {
+	if tx.st == nil {
+		return ErrReadOnly
+	}
+	tx.st.put(key, val, false)
+	return nil
+}
 
 // Delete removes key.
-func (tx *Txn) Delete(key []byte) error { return mapErr(tx.t.Delete(key)) }
+func (tx *Txn) Delete(key []byte) error {
+	if tx.st == nil {
+		return ErrReadOnly
+	}
+	tx.st.put(key, nil, true)
+	return nil
+}
 
 // IterOptions shapes a prefix scan.
 type IterOptions struct {
@@ -45,7 +74,8 @@ type IterOptions struct {
 }
 
 // Iterate visits keys in order and calls fn with each key and value. Both slices are only valid
-// during the call: copy them to keep them. fn returns false to stop early.
+// during the call: copy them to keep them. fn returns false to stop early. Inside Update the
+// transaction's own writes are visited too.
 func (tx *Txn) Iterate(o IterOptions, fn func(key, val []byte) (bool, error)) error {
 	bo := badger.DefaultIteratorOptions
 	bo.Prefix = o.Prefix
@@ -60,7 +90,39 @@ func (tx *Txn) Iterate(o IterOptions, fn func(key, val []byte) (bool, error)) er
 			start = append(append([]byte{}, o.Prefix...), 0xff, 0xff, 0xff, 0xff)
 		}
 	}
-	for it.Seek(start); it.ValidForPrefix(o.Prefix); it.Next() {
+	staged := tx.st.scan(o.Prefix, start, o.Reverse)
+	// before reports whether key a comes before key b in the scan's order.
+	before := func(a, b []byte) bool {
+		if o.Reverse {
+			return bytes.Compare(a, b) > 0
+		}
+		return bytes.Compare(a, b) < 0
+	}
+	it.Seek(start)
+	for {
+		valid := it.ValidForPrefix(o.Prefix)
+		if len(staged) > 0 && (!valid || !before(it.Item().Key(), staged[0].key)) {
+			e := staged[0]
+			staged = staged[1:]
+			if valid && bytes.Equal(it.Item().Key(), e.key) {
+				it.Next() // the staged write replaces the stored value
+			}
+			if e.del {
+				continue
+			}
+			val := e.val
+			if o.KeysOnly {
+				val = nil
+			}
+			more, err := fn(e.key, val)
+			if err != nil || !more {
+				return err
+			}
+			continue
+		}
+		if !valid {
+			return nil
+		}
 		item := it.Item()
 		var val []byte
 		if !o.KeysOnly {
@@ -72,6 +134,87 @@ func (tx *Txn) Iterate(o IterOptions, fn func(key, val []byte) (bool, error)) er
 		}
 		more, err := fn(item.Key(), val)
 		if err != nil || !more {
+			return err
+		}
+		it.Next()
+	}
+}
+
+// stage holds the writes of one Update function until it succeeds; a nil stage is a
+// read-only transaction's.
+type stage struct {
+	entries []stagedEntry
+	at      map[string]int
+	// count and size bound what applying the stage adds to the transaction (badger's own
+	// accounting: an entry, its key and value, and a little overhead each).
+	count, size int64
+}
+
+type stagedEntry struct {
+	key, val []byte
+	del      bool
+}
+
+func (st *stage) get(key []byte) (stagedEntry, bool) {
+	if st == nil {
+		return stagedEntry{}, false
+	}
+	i, ok := st.at[string(key)]
+	if !ok {
+		return stagedEntry{}, false
+	}
+	return st.entries[i], true
+}
+
+func (st *stage) put(key, val []byte, del bool) {
+	if st.at == nil {
+		st.at = map[string]int{}
+	}
+	st.count++
+	st.size += int64(len(key)+len(val)) + 16
+	e := stagedEntry{key: key, val: val, del: del}
+	if i, ok := st.at[string(key)]; ok {
+		st.entries[i] = e
+		return
+	}
+	st.at[string(key)] = len(st.entries)
+	st.entries = append(st.entries, e)
+}
+
+// scan returns the staged entries below prefix from start on, in scan order.
+func (st *stage) scan(prefix, start []byte, reverse bool) []stagedEntry {
+	if st == nil || len(st.entries) == 0 {
+		return nil
+	}
+	var out []stagedEntry
+	for _, e := range st.entries {
+		if !bytes.HasPrefix(e.key, prefix) {
+			continue
+		}
+		if c := bytes.Compare(e.key, start); reverse && c > 0 || !reverse && c < 0 {
+			continue
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if reverse {
+			return bytes.Compare(out[i].key, out[j].key) > 0
+		}
+		return bytes.Compare(out[i].key, out[j].key) < 0
+	})
+	return out
+}
+
+// apply writes the stage into txn in the order the function wrote it.
+func (st *stage) apply(txn *badger.Txn) error {
+	for _, e := range st.entries {
+		var err error
+		if e.del {
+			err = txn.Delete(e.key)
+		} else {
+			err = txn.Set(e.key, e.val)
+		}
+		if err != nil {
 			return err
 		}
 	}

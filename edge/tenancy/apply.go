@@ -54,6 +54,9 @@ func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
 	if err := s.Validate(doc); err != nil {
 		return nil, err
 	}
+	if err := s.vet(ctx, doc); err != nil {
+		return nil, err
+	}
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	var rep *Report

@@ -14,9 +14,14 @@ import (
 func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode func(out []byte) error) error {
 	m := pl.met[hook]
 	m.calls.Inc()
+	pl.stats.calls.Add(1)
 	now := time.Now()
+	if pl.refused != nil {
+		return pl.failed(m, KindRefused, fmt.Errorf("%w: %w", ErrRefused, pl.refused), now)
+	}
 	if !pl.breaker.allow(now) {
-		m.errors.WithLabelValues("circuit_open").Inc()
+		m.errors.WithLabelValues(KindCircuitOpen).Inc()
+		pl.stats.failed(KindCircuitOpen, ErrCircuitOpen)
 		return fmt.Errorf("%w: %s: %w", ErrPluginFailed, pl.reg.Name, ErrCircuitOpen)
 	}
 	deadline := now.Add(pl.timeout)
@@ -25,14 +30,14 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 
 	inst, err := pl.pool.get(callCtx, deadline)
 	if err != nil {
-		kind := "start"
+		kind := KindStart
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case errors.Is(err, ErrPoolBusy) || errors.Is(err, context.DeadlineExceeded):
-			kind, err = "pool_busy", ErrPoolBusy
+			kind, err = KindPoolBusy, ErrPoolBusy
 		case errors.Is(err, ErrMemoryLimit):
-			kind = "memory"
+			kind = KindMemory
 		}
 		return pl.failed(m, kind, err, now)
 	}
@@ -49,28 +54,28 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 	case err == nil:
 		switch code := uint32(inst.stack[0]); {
 		case cs.overflow:
-			kind, err = "output", fmt.Errorf("%w: output larger than %d bytes", ErrBadOutput, cs.outputLimit)
+			kind, err = KindOutput, fmt.Errorf("%w: output larger than %d bytes", ErrBadOutput, cs.outputLimit)
 		case code == hookError:
-			kind, err = "guest_error", fmt.Errorf("%w: %s", ErrGuestError, guestMessage(cs.output))
+			kind, err = KindGuestError, fmt.Errorf("%w: %s", ErrGuestError, guestMessage(cs.output))
 		case code != hookOK:
-			kind, err = "output", fmt.Errorf("%w: hook returned %d", ErrBadOutput, code)
+			kind, err = KindOutput, fmt.Errorf("%w: hook returned %d", ErrBadOutput, code)
 		default:
 			if derr := decode(cs.output); derr != nil {
-				kind, err = "output", fmt.Errorf("%w: %w", ErrBadOutput, derr)
+				kind, err = KindOutput, fmt.Errorf("%w: %w", ErrBadOutput, derr)
 			}
 		}
 	case inst.mem.hit:
-		kind, err = "memory", fmt.Errorf("%w: %w", ErrMemoryLimit, err)
+		kind, err = KindMemory, fmt.Errorf("%w: %w", ErrMemoryLimit, err)
 	case ctx.Err() != nil:
 		// The caller gave up; not the plugin's fault.
 		pl.pool.put(inst, drop)
 		cs.reset()
 		return ctx.Err()
 	case callCtx.Err() != nil:
-		kind, err = "timeout", fmt.Errorf("%w after %v", ErrTimeout, pl.timeout)
+		kind, err = KindTimeout, fmt.Errorf("%w after %v", ErrTimeout, pl.timeout)
 		m.timeouts.Inc()
 	default:
-		kind, err = "trap", fmt.Errorf("%w: %w", ErrTrap, err)
+		kind, err = KindTrap, fmt.Errorf("%w: %w", ErrTrap, err)
 	}
 	if !drop && inst.memoryBytes() > pl.memCap/4*3 {
 		drop = true // a Go heap never shrinks: start afresh
@@ -97,6 +102,10 @@ func (cs *callState) reset() {
 func (pl *plugin) failed(m *hookMetrics, kind string, err error, start time.Time) error {
 	m.errors.WithLabelValues(kind).Inc()
 	m.latency.Observe(time.Since(start).Seconds())
+	pl.stats.failed(kind, err)
+	if kind == KindRefused {
+		return fmt.Errorf("%w: %s: %w", ErrPluginFailed, pl.reg.Name, err)
+	}
 	if pl.breaker.failure(time.Now()) {
 		pl.h.log.Warn("plugin circuit breaker opened", "project", pl.reg.Project, "plugin", pl.reg.Name,
 			"cooldown", pl.breaker.cooldown)
@@ -141,6 +150,13 @@ func (b *breaker) allow(now time.Time) bool {
 	}
 	b.trial = true
 	return true
+}
+
+// isOpen reports whether calls now fail at once.
+func (b *breaker) isOpen(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.failures >= b.threshold && now.Before(b.openUntil)
 }
 
 func (b *breaker) success() {

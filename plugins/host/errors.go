@@ -18,4 +18,6 @@ var (
 	ErrGuestError   = errors.New("host: plugin reported an error")
 	ErrCircuitOpen  = errors.New("host: plugin circuit breaker is open")
 	ErrPoolBusy     = errors.New("host: no plugin instance became free in time")
+	ErrBusy         = errors.New("host: the project's plugins are over their CPU budget or queue")
+	ErrRefused      = errors.New("host: plugin module missing or refused")
 )

@@ -17,66 +17,6 @@ import (
 	"time"
 )
 
-// allowRule is one parsed allowHosts entry.
-type allowRule struct {
-	scheme string // http or https
-	host   string // lower case; "*.example.com" keeps the leading "*."
-	port   string
-}
-
-func parseAllowRule(s string) (allowRule, error) {
-	r := allowRule{scheme: "https"}
-	rest := strings.TrimSpace(strings.ToLower(s))
-	if i := strings.Index(rest, "://"); i >= 0 {
-		r.scheme, rest = rest[:i], rest[i+3:]
-		if r.scheme != "http" && r.scheme != "https" {
-			return r, fmt.Errorf("%q: scheme must be http or https", s)
-		}
-	}
-	rest = strings.TrimSuffix(rest, "/")
-	if strings.ContainsAny(rest, "/?#@ ") || rest == "" {
-		return r, fmt.Errorf("%q: want host, host:port or scheme://host[:port]", s)
-	}
-	host, port, err := net.SplitHostPort(rest)
-	if err != nil {
-		host, port = rest, defaultPort(r.scheme)
-	}
-	if host == "" || host == "*" || strings.Contains(host[1:], "*") {
-		return r, fmt.Errorf("%q: bad host", s)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return r, fmt.Errorf("%q: bad port", s)
-	}
-	r.host, r.port = host, port
-	return r, nil
-}
-
-func defaultPort(scheme string) string {
-	if scheme == "http" {
-		return "80"
-	}
-	return "443"
-}
-
-// allows reports whether the URL's scheme, host and port match the rule.
-func (r allowRule) allows(u *url.URL) bool {
-	if u.Scheme != r.scheme {
-		return false
-	}
-	port := u.Port()
-	if port == "" {
-		port = defaultPort(u.Scheme)
-	}
-	if port != r.port {
-		return false
-	}
-	host := strings.ToLower(u.Hostname())
-	if suffix, ok := strings.CutPrefix(r.host, "*."); ok {
-		return strings.HasSuffix(host, "."+suffix)
-	}
-	return host == r.host
-}
-
 func (pl *plugin) allowsURL(u *url.URL) bool {
 	if u.User != nil {
 		return false

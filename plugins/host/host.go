@@ -104,7 +104,7 @@ func (h *Host) Close(ctx context.Context) error {
 	var errs []error
 	for _, p := range projects {
 		for _, pl := range p.list() {
-			pl.pool.close()
+			pl.retire()
 		}
 	}
 	h.bg.Wait() // no instance may be starting while its runtime closes
@@ -214,59 +214,148 @@ func (h *Host) release(e *compiledEntry) {
 // any plugin of the same project and name: calls that start afterwards use
 // the new module, calls in flight finish on the old one.
 func (h *Host) Register(ctx context.Context, r Registration) error {
+	pl, err := h.prepare(ctx, r, false)
+	if err != nil {
+		return err
+	}
+	replaced, err := h.swapIn(pl.withMetrics())
+	if err != nil {
+		return err
+	}
+	h.log.Info("plugin registered", "project", r.Project, "plugin", r.Name, "hooks", r.Hooks,
+		"replaced", replaced, "abiMinor", pl.abiMinor)
+	return nil
+}
+
+// Check reports whether Register would accept r (nil) or why it would
+// refuse it, without registering anything: the module is compiled (and
+// kept in the compiled-module cache), checked, and one instance is started
+// and closed.
+func (h *Host) Check(ctx context.Context, r Registration) error {
+	pl, err := h.prepare(ctx, r, false)
+	if err != nil {
+		return err
+	}
+	pl.retire()
+	return nil
+}
+
+// CheckModule reports why the host would refuse a module no registration
+// names yet (an upload): it must compile, carry the ABI marker, import
+// only what the host provides and start within the server's memory
+// ceiling. Hooks and allowHosts are checked when a registration names it.
+func (h *Host) CheckModule(ctx context.Context, project string, wasm []byte) error {
+	r := Registration{Project: project, Name: "module", Module: wasm, Hooks: []string{HookFormsSubmit},
+		Limits: Limits{MemoryMB: h.opts.MaxMemoryMB}}
+	pl, err := h.prepare(ctx, r, true)
+	if err != nil {
+		return err
+	}
+	pl.retire()
+	return nil
+}
+
+// prepare normalizes r, compiles its module and starts its first instance.
+// A module-only check (Host.CheckModule) serves no hooks.
+func (h *Host) prepare(ctx context.Context, r Registration, moduleOnly bool) (*plugin, error) {
 	r, err := r.normalize(h.opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return ErrClosed
-	}
-	p, err := h.projectFor(ctx, r.Project)
-	h.mu.Unlock()
+	p, err := h.projectOf(ctx, r.Project)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ce, err := h.compile(ctx, p, r.Module)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	pl, err := h.newPlugin(ctx, p, r, ce)
+	if moduleOnly {
+		r.Hooks = nil
+	}
+	pl, err := h.newPlugin(ctx, p, r, ce, moduleOnly)
 	if err != nil {
 		h.release(ce)
+		return nil, err
+	}
+	return pl, nil
+}
+
+// projectOf returns the project's runtime, creating it on first use.
+func (h *Host) projectOf(ctx context.Context, id string) (*project, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, ErrClosed
+	}
+	return h.projectFor(ctx, id)
+}
+
+// Refuse records that the project's plugin r.Name cannot run, and why (its
+// module is missing, or Register refused it). It replaces any registration
+// of that name: every call of the hooks r names then fails with ErrRefused
+// and r's failure policy applies (fail-closed fails the request), and
+// Status shows the plugin as refused with the reason.
+func (h *Host) Refuse(ctx context.Context, r Registration, reason error) error {
+	if r.Project == "" || r.Name == "" {
+		return fmt.Errorf("%w: refuse needs a project and a name", ErrInvalidRegistration)
+	}
+	if _, err := h.projectOf(ctx, r.Project); err != nil {
 		return err
 	}
+	pl := &plugin{h: h, reg: r, refused: reason, logs: newLogBuffer(h.opts.LogBufferBytes)}
+	var hooks []string
+	for _, hk := range r.Hooks {
+		if id, ok := parseHook(hk); ok && !pl.hooks[id] {
+			pl.hooks[id] = true
+			hooks = append(hooks, hk)
+		}
+	}
+	pl.reg.Hooks, pl.reg.Module = hooks, nil
+	switch r.OnError {
+	case OnErrorOpen:
+		pl.open = true
+	case "":
+		pl.open = !pl.hooks[hookCaptchaVerify]
+	}
+	pl.logs.Add("host: plugin refused: " + reason.Error())
+	if _, err := h.swapIn(pl.withMetrics()); err != nil {
+		return err
+	}
+	h.log.Warn("plugin refused", "project", r.Project, "plugin", r.Name, "err", reason)
+	return nil
+}
 
+// swapIn puts pl in its project's list in place of the plugin of the same
+// name (kept in its position) or at the end, and retires the one replaced.
+func (h *Host) swapIn(pl *plugin) (replaced bool, err error) {
 	h.mu.Lock()
-	if h.closed {
+	p, ok := h.projects[pl.reg.Project]
+	if h.closed || !ok {
 		h.mu.Unlock()
-		pl.pool.close()
-		return ErrClosed
+		pl.retire()
+		return false, ErrClosed
 	}
 	old := p.list()
 	next := make([]*plugin, 0, len(old)+1)
-	var replaced *plugin
+	var prev *plugin
 	for _, o := range old {
-		if o.reg.Name == r.Name {
-			replaced = o
+		if o.reg.Name == pl.reg.Name {
+			prev = o
 			next = append(next, pl)
 		} else {
 			next = append(next, o)
 		}
 	}
-	if replaced == nil {
+	if prev == nil {
 		next = append(next, pl)
 	}
 	p.plugins.Store(&next)
 	h.mu.Unlock()
-
-	if replaced != nil {
-		replaced.pool.close()
+	if prev != nil {
+		prev.retire()
 	}
-	h.log.Info("plugin registered", "project", r.Project, "plugin", r.Name, "hooks", r.Hooks,
-		"replaced", replaced != nil, "abiMinor", pl.abiMinor)
-	return nil
+	return prev != nil, nil
 }
 
 // Unregister removes a plugin; calls in flight finish. Unknown names are
@@ -291,7 +380,7 @@ func (h *Host) Unregister(project, name string) {
 	p.plugins.Store(&next)
 	h.mu.Unlock()
 	if removed != nil {
-		removed.pool.close()
+		removed.retire()
 		h.metrics.forget(project, name)
 		h.log.Info("plugin unregistered", "project", project, "plugin", name)
 	}

@@ -12,7 +12,15 @@ type logBuffer struct {
 	mu    sync.Mutex
 	max   int
 	size  int
-	lines []string
+	lines []LogLine
+}
+
+// LogLine is one line of a plugin's log: what the guest printed on stdout
+// or stderr, a log host call ("INFO message"), or a note of the host's
+// ("host: call failed ...").
+type LogLine struct {
+	Time time.Time `json:"time"`
+	Text string    `json:"text"`
 }
 
 func newLogBuffer(max int) *logBuffer { return &logBuffer{max: max} }
@@ -22,14 +30,13 @@ func (b *logBuffer) Add(line string) {
 	if len(line) > b.max/4 {
 		line = line[:b.max/4] + "…"
 	}
-	line = time.Now().UTC().Format("2006-01-02T15:04:05.000Z ") + line
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.lines = append(b.lines, line)
+	b.lines = append(b.lines, LogLine{Time: time.Now().UTC(), Text: line})
 	b.size += len(line)
 	drop := 0
 	for b.size > b.max && drop < len(b.lines)-1 {
-		b.size -= len(b.lines[drop])
+		b.size -= len(b.lines[drop].Text)
 		drop++
 	}
 	if drop > 0 {
@@ -37,11 +44,28 @@ func (b *logBuffer) Add(line string) {
 	}
 }
 
-// Lines returns a copy of the buffered lines, oldest first.
+// Lines returns the buffered lines as text stamped with their time, oldest
+// first.
 func (b *logBuffer) Lines() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]string(nil), b.lines...)
+	out := make([]string, len(b.lines))
+	for i, l := range b.lines {
+		out[i] = l.Time.Format("2006-01-02T15:04:05.000Z ") + l.Text
+	}
+	return out
+}
+
+// Newest returns up to n of the most recent lines, newest first.
+func (b *logBuffer) Newest(n int) []LogLine {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n = min(n, len(b.lines))
+	out := make([]LogLine, n)
+	for i := range n {
+		out[i] = b.lines[len(b.lines)-1-i]
+	}
+	return out
 }
 
 // Writer returns an io.Writer (a guest's stdout or stderr) that adds one

@@ -63,9 +63,10 @@ type Registration struct {
 	// OnError is the failure policy: "open" or "closed". Empty means closed
 	// for a plugin serving captcha.verify and open otherwise.
 	OnError string
-	// AllowHosts lists what http_fetch may reach: "host" (https, port
-	// 443), "host:port" (https), or "scheme://host[:port]" with scheme http
-	// or https. "*.example.com" matches subdomains of example.com.
+	// AllowHosts lists what http_fetch may reach: "host" and "host:port"
+	// (http or https), "*.example.com" (subdomains), "https://host[:port]"
+	// (pins the scheme), IP literals ("[2001:db8::1]:443"); see allowRule.
+	// The connect-time address rules (Options.AllowAddr) apply to all.
 	AllowHosts []string
 	Limits     Limits
 	// Config values the plugin reads with config_get, and which http_fetch
@@ -149,14 +150,25 @@ type plugin struct {
 	allow    []allowRule
 	canFetch bool
 	abiMinor uint32
-	pool     *pool
+	pool     *pool // nil for a refused plugin
 	breaker  breaker
 	logs     *logBuffer
 	met      [numHooks]*hookMetrics
+	stats    stats
+	// refused is why the plugin cannot run (its module is missing or was
+	// refused); every call fails with it and the failure policy applies.
+	refused error
+	// anyFetch lets a module import http_fetch without allowHosts: set only
+	// when checking an uploaded module that no registration names yet.
+	anyFetch bool
 }
 
-func (h *Host) newPlugin(ctx context.Context, p *project, r Registration, ce *compiledEntry) (*plugin, error) {
+// newPlugin checks the compiled module against the registration and starts
+// one instance. The plugin's metrics are not set: a Check never creates
+// series; Register adds them (withMetrics).
+func (h *Host) newPlugin(ctx context.Context, p *project, r Registration, ce *compiledEntry, anyFetch bool) (*plugin, error) {
 	pl := &plugin{
+		anyFetch: anyFetch,
 		h:        h,
 		reg:      r,
 		compiled: ce,
@@ -172,7 +184,6 @@ func (h *Host) newPlugin(ctx context.Context, p *project, r Registration, ce *co
 	for _, hk := range r.Hooks {
 		id, _ := parseHook(hk)
 		pl.hooks[id] = true
-		pl.met[id] = h.metrics.forHook(r.Project, r.Name, hk)
 	}
 	if err := pl.checkModule(ce.mod.ImportedFunctions(), ce.mod.ExportedFunctions(), len(ce.mod.ExportedMemories()) > 0); err != nil {
 		return nil, err
@@ -240,7 +251,7 @@ func (pl *plugin) checkModule(imports []api.FunctionDefinition, exports map[stri
 				return bad("imports %s.%s with the wrong signature", mod, name)
 			}
 			if name == "http_fetch" {
-				if len(pl.allow) == 0 {
+				if len(pl.allow) == 0 && !pl.anyFetch {
 					return bad("imports http_fetch but the registration has no allowHosts")
 				}
 				pl.canFetch = true
@@ -250,6 +261,23 @@ func (pl *plugin) checkModule(imports []api.FunctionDefinition, exports map[stri
 		}
 	}
 	return nil
+}
+
+// withMetrics looks up the plugin's metric series, once per hook.
+func (pl *plugin) withMetrics() *plugin {
+	for id, on := range pl.hooks {
+		if on {
+			pl.met[id] = pl.h.metrics.forHook(pl.reg.Project, pl.reg.Name, hookNames[id])
+		}
+	}
+	return pl
+}
+
+// retire stops the plugin taking calls; calls in flight finish.
+func (pl *plugin) retire() {
+	if pl.pool != nil {
+		pl.pool.close()
+	}
 }
 
 func isI32Func(f api.FunctionDefinition) bool {

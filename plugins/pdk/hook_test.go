@@ -4,6 +4,7 @@ package pdk
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -12,23 +13,46 @@ func TestFormSubmitHook(t *testing.T) {
 		if s.Form != "contact" {
 			return Reject("WRONG_FORM", s.Form)
 		}
-		if s.Field("message").Text() == "spam" {
+		if s.Field("message").Text() == ConfigOr("word", "spam") {
 			return Reject("SPAM_DETECTED", "no \"spam\"")
 		}
 		return Allow()
 	})
-	testInput = []byte(`{"project":"demo","form":"contact","data":{"message":"spam"}}`)
-	testOutput = nil
-	if code := runFormSubmit(); code != codeOK {
-		t.Fatalf("runFormSubmit = %d", code)
+	out, err := TestCall("forms.submit", `{"project":"demo","form":"contact","data":{"message":"spam"}}`, nil)
+	var v map[string]string
+	if err != nil || json.Unmarshal([]byte(out), &v) != nil || v["action"] != "reject" || v["code"] != "SPAM_DETECTED" || v["message"] != `no "spam"` {
+		t.Errorf("TestCall(spam) = %s, %v; want a SPAM_DETECTED reject", out, err)
 	}
-	var out map[string]string
-	if err := json.Unmarshal(testOutput, &out); err != nil || out["action"] != "reject" || out["code"] != "SPAM_DETECTED" || out["message"] != `no "spam"` {
-		t.Errorf("output = %s (%v)", testOutput, err)
+	if out, err := TestCall("forms.submit", `{"project":"demo","form":"contact","data":{"message":"hello"}}`, nil); err != nil || out != "" {
+		t.Errorf("TestCall(hello) = %q, %v; want empty output (allow)", out, err)
 	}
-	testInput = []byte(`{"project":"demo","form":"contact","data":{"message":"hello"}}`)
-	testOutput = nil
-	if code := runFormSubmit(); code != codeOK || len(testOutput) != 0 {
-		t.Errorf("allow: code %d, output %q; want 0 and empty", code, testOutput)
+	// Config is read through config_get and cached per instance; TestCall
+	// starts each call with the config it is given.
+	if out, _ := TestCall("forms.submit", `{"project":"demo","form":"contact","data":{"message":"ham"}}`, map[string]string{"word": "ham"}); !strings.Contains(out, "SPAM_DETECTED") {
+		t.Errorf("TestCall with config word=ham = %q, want a reject", out)
+	}
+	if out, _ := TestCall("forms.submit", `{"project":"demo","form":"contact","data":{"message":"ham"}}`, nil); out != "" {
+		t.Errorf("TestCall without config = %q: the previous call's config leaked", out)
+	}
+}
+
+func TestHookErrors(t *testing.T) {
+	handlers.captchaVerify = nil
+	if _, err := TestCall("captcha.verify", `{"project":"demo","token":"t"}`, nil); err == nil || !strings.Contains(err.Error(), "no captcha.verify handler") {
+		t.Errorf("TestCall without a handler: err = %v", err)
+	}
+	if _, err := TestCall("nope", `{}`, nil); err == nil {
+		t.Errorf("TestCall of an unknown hook succeeded")
+	}
+	OnRecordsRead(func(p Page) ([][]byte, error) {
+		var out [][]byte
+		p.Records.Elements(func(_ int, r Value) bool {
+			out = append(out, []byte(`{"id":`+string(r.Get("id").Raw())+`}`))
+			return true
+		})
+		return out, nil
+	})
+	if out, err := TestCall("records.read", `{"project":"demo","collection":"c","records":[{"id":"a","x":1},{"id":"b"}]}`, nil); err != nil || out != `{"records":[{"id":"a"},{"id":"b"}]}` {
+		t.Errorf("TestCall(records.read) = %s, %v", out, err)
 	}
 }

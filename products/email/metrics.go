@@ -9,13 +9,11 @@ import (
 // Metrics are the product's Prometheus metrics. A nil *Metrics records nothing.
 type Metrics struct {
 	sends    prometheus.Counter
-	batch    prometheus.Histogram
 	outcomes *prometheus.CounterVec
 }
 
 // NewMetrics registers the product's metrics with reg (nil: none):
-// gatehouse_email_sends_total, gatehouse_email_commit_batch_size and
-// gatehouse_email_delivery_outcomes_total{outcome}.
+// gatehouse_email_sends_total and gatehouse_email_delivery_outcomes_total{outcome}.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg == nil {
 		return nil
@@ -23,13 +21,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		sends: prometheus.NewCounter(prometheus.CounterOpts{Name: "gatehouse_email_sends_total",
 			Help: "Sends accepted (durably queued)."}),
-		batch: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gatehouse_email_commit_batch_size",
-			Help: "Sends written by one grouped commit.", Buckets: prometheus.ExponentialBuckets(1, 2, 10)}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gatehouse_email_delivery_outcomes_total",
 			Help: "Delivery attempts by outcome: delivered, bounced, deferred, failed, suppressed."}, []string{"outcome"}),
 	}
 	m.sends = register(reg, m.sends)
-	m.batch = register(reg, m.batch)
 	m.outcomes = register(reg, m.outcomes)
 	return m
 }
@@ -47,12 +42,11 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	return c
 }
 
-func (m *Metrics) committed(n, accepted int) {
-	if m == nil {
-		return
+// committed counts one send written to the queue.
+func (m *Metrics) committed() {
+	if m != nil {
+		m.sends.Inc()
 	}
-	m.batch.Observe(float64(n))
-	m.sends.Add(float64(accepted))
 }
 
 func (m *Metrics) outcome(o string) {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/mail"
 	"strings"
 	"sync"
 	"time"
@@ -51,16 +50,14 @@ const IdempotencyWindow = 24 * time.Hour
 
 // Limits on a send request.
 const (
-	MaxBodyBytes   = 1 << 20 // the whole JSON request
-	maxTags        = 20
-	maxTagLen      = 64
-	maxMetadata    = 50
-	maxMetaKeyLen  = 64
-	maxMetaValLen  = 1024
-	maxSubjectLen  = 998
-	maxIdemKeyLen  = 256
-	maxBatchBytes  = 4 << 20
-	defaultBatchSz = 512
+	MaxBodyBytes  = 1 << 20 // the whole JSON request
+	maxTags       = 20
+	maxTagLen     = 64
+	maxMetadata   = 50
+	maxMetaKeyLen = 64
+	maxMetaValLen = 1024
+	maxSubjectLen = 998
+	maxIdemKeyLen = 256
 )
 
 // Options configures NewService.
@@ -75,8 +72,6 @@ type Options struct {
 	DefaultFrom Address
 	// Hook filters sends before they are queued; nil means none.
 	Hook SendHook
-	// MaxBatch caps how many sends one grouped commit writes (512 when zero).
-	MaxBatch int
 	// Metrics records sends and delivery outcomes (nil: none).
 	Metrics *Metrics
 }
@@ -90,31 +85,27 @@ type Service struct {
 	now     func() time.Time
 	from    Address
 	hook    SendHook
-	max     int
 	metrics *Metrics
 
-	in   chan *pending
-	quit chan struct{}
-	done chan struct{}
-	once sync.Once
 	wake chan struct{}
-	// closeMu guards closed: senders hold it shared while they hand a send over.
+	// closeMu guards closed: senders hold it shared while they write a send.
 	closeMu sync.RWMutex
 	closed  bool
 	// projects and templates cache tenancy reads (found or not); Changed drops stale entries.
 	projects  *tenancy.Cache[found[project]]
 	templates *tenancy.Cache[found[Template]]
-	// lastDue is the due time of the last committed batch (commitLoop only).
+	// lastDue is the due time of the last queued send (enqueue).
+	dueMu   sync.Mutex
 	lastDue int64
 }
 
-// NewService returns the service and starts its group committer; Close stops it.
+// NewService returns the service; it starts nothing (sends are group-committed by the store).
 func NewService(o Options) (*Service, error) {
 	if o.DB == nil || o.Tenants == nil {
 		return nil, errors.New("email: NewService needs a DB and Tenants")
 	}
-	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, max: o.MaxBatch, metrics: o.Metrics,
-		in: make(chan *pending, 8192), quit: make(chan struct{}), done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, metrics: o.Metrics,
+		wake: make(chan struct{}, 1)}
 	s.projects = tenancy.NewCache[found[project]](4096, "project", "sender")
 	s.templates = tenancy.NewCache[found[Template]](4096, "template")
 	if s.log == nil {
@@ -123,27 +114,17 @@ func NewService(o Options) (*Service, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.max <= 0 {
-		s.max = defaultBatchSz
-	}
 	if s.from.Email == "" {
 		s.from = Address{Email: "noreply@localhost"}
 	}
-	go s.commitLoop()
 	return s, nil
 }
 
-// Close stops the group committer after it wrote what it holds; later sends get ErrClosed.
+// Close waits for the sends being written; later sends get ErrClosed.
 func (s *Service) Close() error {
-	s.once.Do(func() {
-		// No send enters the channel after closed is set, so the committer's final drain
-		// answers every send that did.
-		s.closeMu.Lock()
-		s.closed = true
-		close(s.quit)
-		s.closeMu.Unlock()
-	})
-	<-s.done
+	s.closeMu.Lock()
+	s.closed = true
+	s.closeMu.Unlock()
 	return nil
 }
 
@@ -333,6 +314,18 @@ func (s *Service) build(ctx context.Context, proj project, req SendRequest) (*Me
 	if req.ReplyTo != nil {
 		m.ReplyTo = req.ReplyTo
 	}
+	// Defaults from the project or the server are checked like the caller's addresses, so a
+	// default that cannot be encoded is refused here rather than failing at delivery.
+	if req.From == nil {
+		if _, p := encodeAddress(m.From); p != nil {
+			return nil, nil, invalid("from."+p.Part, "the default sender (project email.from) cannot be sent: "+p.Problem)
+		}
+	}
+	if req.ReplyTo == nil && m.ReplyTo != nil {
+		if _, p := encodeAddress(*m.ReplyTo); p != nil {
+			return nil, nil, invalid("replyTo."+p.Part, "the default reply-to (project email.replyTo) cannot be sent: "+p.Problem)
+		}
+	}
 	if inline {
 		m.Subject = *req.Subject
 		if req.BodyHTML != nil {
@@ -402,17 +395,10 @@ func (s *Service) renderTemplate(ctx context.Context, m *Message, project, slug 
 	return nil
 }
 
+// checkAddress reports an address object the transports could not encode (encodeAddress).
 func checkAddress(field string, a Address, bad func(string, string)) {
-	if a.Email == "" {
-		bad(field+".email", "required")
-		return
-	}
-	p, err := mail.ParseAddress(a.Email)
-	if err != nil || p.Address != a.Email || p.Name != "" || len(a.Email) > 254 {
-		bad(field+".email", "must be an email address")
-	}
-	if strings.ContainsAny(a.Name, "\r\n") || len(a.Name) > 256 {
-		bad(field+".name", "must be one line of at most 256 bytes")
+	if _, p := encodeAddress(a); p != nil {
+		bad(field+"."+p.Part, p.Problem)
 	}
 }
 

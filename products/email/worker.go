@@ -41,8 +41,6 @@ type Worker struct {
 	stopping atomic.Bool
 	started  bool
 	free     chan struct{}
-	outcomes chan *outcomeReq
-	finWG    sync.WaitGroup
 	// resume and lastFull belong to the dispatcher goroutine (see claim).
 	resume   int64
 	lastFull time.Time
@@ -74,18 +72,21 @@ func NewWorker(o WorkerOptions) *Worker {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{o: o, s: o.Service, jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}), inflight: map[string]bool{}, free: make(chan struct{}, 1), outcomes: make(chan *outcomeReq, o.Concurrency)}
+	return &Worker{o: o, s: o.Service, jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}), inflight: map[string]bool{}, free: make(chan struct{}, 1)}
 }
 
 // Start requeues the leases a stopped process left behind (badger is single-process, so no
 // other holder can exist) and starts delivering.
 func (w *Worker) Start(ctx context.Context) error {
+	if r, ok := w.o.Transport.(Recoverer); ok {
+		if err := r.Recover(); err != nil {
+			return fmt.Errorf("email: %s transport recovery: %w", w.o.Transport.Name(), err)
+		}
+	}
 	if err := w.recover(ctx); err != nil {
 		return err
 	}
 	w.started = true
-	w.finWG.Add(1)
-	go w.recordLoop()
 	for i := 0; i < w.o.Concurrency; i++ {
 		w.wg.Add(1)
 		go w.deliverLoop()
@@ -105,8 +106,6 @@ func (w *Worker) Stop(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		w.wg.Wait()
-		close(w.outcomes)
-		w.finWG.Wait()
 		close(done)
 	}()
 	select {
@@ -376,28 +375,20 @@ func (w *Worker) backoff(attempts int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// outcomeReq is one delivery outcome waiting for the grouped status commit.
-type outcomeReq struct {
-	c          *claimed
-	out        Outcome
-	suppressed bool
-	m          *Message
-	err        error
-	done       chan struct{}
-}
-
 // finish records an attempt's outcome (or a suppression) through the status machine. The
-// delivery goroutines' outcomes are written together, one commit for all that are ready, and
-// finish returns after that commit.
+// store's group committer writes the outcomes of concurrent deliveries in one commit; finish
+// returns after the commit holding this one.
 func (w *Worker) finish(ctx context.Context, c *claimed, out Outcome, suppressed bool) {
-	r := &outcomeReq{c: c, out: out, suppressed: suppressed, done: make(chan struct{})}
-	w.outcomes <- r
-	<-r.done
-	if r.err != nil {
-		w.o.Log.Error("email: recording a delivery outcome failed; it is delivered again after a restart", "id", c.m.ID, "err", r.err)
+	var m *Message
+	err := w.s.db.Update(context.Background(), func(txn *store.Txn) error {
+		var err error
+		m, err = w.apply(txn, c, out, suppressed)
+		return err
+	})
+	if err != nil {
+		w.o.Log.Error("email: recording a delivery outcome failed; it is delivered again after a restart", "id", c.m.ID, "err", err)
 		return
 	}
-	m := r.m
 	switch {
 	case suppressed:
 		w.s.metrics.outcome("suppressed")
@@ -413,44 +404,8 @@ func (w *Worker) finish(ctx context.Context, c *claimed, out Outcome, suppressed
 	}
 }
 
-// recordLoop gathers the outcomes that arrive while a commit runs and writes them together.
-func (w *Worker) recordLoop() {
-	defer w.finWG.Done()
-	for r := range w.outcomes {
-		batch := []*outcomeReq{r}
-	gather:
-		for len(batch) < 256 {
-			select {
-			case r, ok := <-w.outcomes:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, r)
-			default:
-				break gather
-			}
-		}
-		err := w.s.db.Update(context.Background(), func(txn *store.Txn) error {
-			for _, r := range batch {
-				r.m, r.err = w.apply(txn, r)
-				if r.err != nil && !errors.Is(r.err, ErrMessageNotFound) {
-					return r.err
-				}
-			}
-			return nil
-		})
-		for _, r := range batch {
-			if err != nil {
-				r.err = err
-			}
-			close(r.done)
-		}
-	}
-}
-
 // apply moves one message according to its attempt's outcome, inside txn.
-func (w *Worker) apply(txn *store.Txn, r *outcomeReq) (*Message, error) {
-	c, out, suppressed := r.c, r.out, r.suppressed
+func (w *Worker) apply(txn *store.Txn, c *claimed, out Outcome, suppressed bool) (*Message, error) {
 	u := c.m.ID[len(idPrefix):]
 	m, err := load(txn, u)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"mime"
-	"mime/multipart"
 	"net/http"
 	"strconv"
 
@@ -78,12 +77,18 @@ func (p *Product) submit(c *fiber.Ctx) error {
 	if mediaType == fiber.MIMEMultipartForm {
 		limit = MaxMultipartBytes
 	}
-	// The raw body: compressed bodies never get here (the edge refuses them with 415).
-	body := c.Request().Body()
-	if c.Request().Header.ContentLength() > limit || len(body) > limit {
+	// Compressed bodies never get here (the edge refuses them with 415). The server streams
+	// request bodies: the body is read here, through a limit, never buffered whole by fasthttp.
+	var raw io.Reader = c.Context().RequestBodyStream()
+	if raw == nil {
+		raw = bytes.NewReader(c.Body())
+	}
+	if c.Request().Header.ContentLength() > limit {
 		p.svc.Refuse(httpx.ErrTooLarge)
+		discard(raw, 2*limit)
 		return httpx.ErrTooLarge
 	}
+	body := &limitedBody{r: raw, left: int64(limit)}
 	in := Input{
 		Project:   k.Project,
 		Slug:      slug,
@@ -94,16 +99,27 @@ func (p *Product) submit(c *fiber.Ctx) error {
 	switch mediaType {
 	case fiber.MIMEMultipartForm:
 		in.FromForm = true
-		in.Values, in.Files, err = decodeMultipart(body, params["boundary"])
+		var sp *Spool
+		sp, err = p.svc.decodeMultipart(body, params["boundary"], adm)
+		if sp != nil {
+			defer sp.Remove()
+			in.Values, in.Files = sp.Values, sp.Files
+		}
 	case fiber.MIMEApplicationForm:
 		in.FromForm = true
-		in.Values = map[string]any{}
-		c.Request().PostArgs().VisitAll(func(key, val []byte) { addValue(in.Values, string(key), string(val)) })
+		var raw []byte
+		if raw, err = readBody(body); err == nil {
+			in.Values, err = decodeURLEncoded(c, raw)
+		}
 	default:
-		in.Values, err = decodeJSON(body)
+		var raw []byte
+		if raw, err = readBody(body); err == nil {
+			in.Values, err = decodeJSON(raw)
+		}
 	}
 	if err != nil {
 		p.svc.Refuse(err)
+		discard(raw, 2*limit)
 		return err
 	}
 	r, err := p.svc.SubmitAdmitted(c.UserContext(), adm, in)
@@ -111,6 +127,65 @@ func (p *Product) submit(c *fiber.Ctx) error {
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(r)
+}
+
+// limitedBody reads at most left bytes of a body and fails with 413 past them (a chunked body
+// has no declared length to refuse up front).
+type limitedBody struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		var one [1]byte
+		if n, _ := io.ReadFull(l.r, one[:]); n > 0 {
+			return 0, httpx.ErrTooLarge
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// discard reads and drops what is left of a refused body, up to max bytes, so the client (still
+// sending) reads the answer rather than a connection reset; the edge closes the connection
+// when more is left.
+func discard(body io.Reader, max int) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, int64(max)))
+}
+
+// readBody reads a whole (limited) JSON or urlencoded body.
+func readBody(r io.Reader) ([]byte, error) {
+	raw, err := io.ReadAll(r)
+	var he *httpx.Error
+	if errors.As(err, &he) {
+		return nil, he
+	}
+	if err != nil {
+		return nil, httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "could not be read"})
+	}
+	return raw, nil
+}
+
+// decodeURLEncoded parses an application/x-www-form-urlencoded body with fasthttp's parser
+// (the body is handed back to the request). A body that is a JSON object or array is refused
+// with a hint: it is what `curl -d '{"data":...}'` sends, whose default type is urlencoded.
+func decodeURLEncoded(c *fiber.Ctx, raw []byte) (map[string]any, error) {
+	if t := bytes.TrimSpace(raw); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		e := httpx.Validation(httpx.FieldProblem{Field: "body",
+			Problem: "is JSON sent as application/x-www-form-urlencoded: send it with Content-Type: application/json"})
+		e.Message = "the body is JSON but the Content-Type is application/x-www-form-urlencoded (curl -d's default): send it with the header Content-Type: application/json"
+		return nil, e
+	}
+	c.Request().SetBodyRaw(raw)
+	values := map[string]any{}
+	c.Request().PostArgs().VisitAll(func(key, val []byte) { addValue(values, string(key), string(val)) })
+	return values, nil
 }
 
 // decodeJSON reads the canonical {"data":{...}} or the flat {...} body. A token may sit beside
@@ -146,62 +221,6 @@ func decodeJSON(body []byte) (map[string]any, error) {
 		}
 	}
 	return data, nil
-}
-
-// decodeMultipart reads text parts as values and file parts as FileParts held in memory
-// (the body is at most 10 MB and already in memory).
-func decodeMultipart(body []byte, boundary string) (map[string]any, map[string][]FilePart, error) {
-	bad := func(err error) error {
-		e := httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
-		e.Err = err
-		return e
-	}
-	if boundary == "" {
-		return nil, nil, bad(errors.New("no boundary"))
-	}
-	mr := multipart.NewReader(bytes.NewReader(body), boundary)
-	values := map[string]any{}
-	files := map[string][]FilePart{}
-	for {
-		part, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, bad(err)
-		}
-		name := part.FormName()
-		raw, err := io.ReadAll(io.LimitReader(part, MaxMultipartBytes+1))
-		part.Close()
-		if err != nil {
-			return nil, nil, bad(err)
-		}
-		if name == "" {
-			continue
-		}
-		filename := part.FileName()
-		if filename == "" {
-			addValue(values, name, string(raw))
-			continue
-		}
-		if len(raw) > MaxFileBytes {
-			return nil, nil, httpx.ErrTooLarge
-		}
-		ctype, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
-		if ctype == "" || ctype == "application/octet-stream" {
-			ctype, _, _ = mime.ParseMediaType(http.DetectContentType(raw))
-		}
-		head := raw
-		if len(head) > 512 {
-			head = head[:512]
-		}
-		data := raw
-		files[name] = append(files[name], FilePart{
-			Filename: filename, ContentType: ctype, Size: int64(len(raw)), Head: head,
-			Open: func() (ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil },
-		})
-	}
-	return values, files, nil
 }
 
 // addValue records a text value; a repeated name becomes a list.

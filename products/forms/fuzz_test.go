@@ -23,7 +23,8 @@ func FuzzDecodeJSON(f *testing.F) {
 	})
 }
 
-// FuzzDecodeMultipart: malformed multipart bodies are errors, never panics.
+// FuzzDecodeMultipart: malformed multipart bodies are errors, never panics, and every spooled
+// file is removed.
 func FuzzDecodeMultipart(f *testing.F) {
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
@@ -36,12 +37,14 @@ func FuzzDecodeMultipart(f *testing.F) {
 	f.Add([]byte("--BOUNDARY\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\nv\r\n--BOUNDARY--\r\n"))
 	f.Add([]byte("--BOUNDARY\r\n\r\n"))
 	c := testForm()
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, body []byte) {
-		v, files, err := decodeMultipart(body, "BOUNDARY")
+		sp, err := decodeMultipart(bytes.NewReader(body), "BOUNDARY", dir, Admission{c: c}.FieldKind, nil)
 		if err != nil {
 			return
 		}
-		takeCaptcha(v)
-		_, _ = validate(c, v, true, files)
+		defer sp.Remove()
+		takeCaptcha(sp.Values)
+		_, _ = validate(c, sp.Values, true, sp.Files)
 	})
 }

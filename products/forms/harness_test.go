@@ -56,6 +56,13 @@ orgs:
             published: true
             fields:
               - {name: note, type: text}
+          - slug: gallery
+            title: Two photos
+            published: true
+            fields:
+              - {name: caption, type: text}
+              - {name: front, type: file, accept: [image/png]}
+              - {name: back, type: file, accept: [image/png]}
           - slug: internal
             published: true
             visibility: private
@@ -182,6 +189,7 @@ func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 				DB: d.DB, Blobs: blobs, Now: e.clock.Now,
 				Verifiers:  forms.NewVerifiers(u+"/turnstile", u+"/hcaptcha", u+"/recaptcha", nil),
 				AdminBase:  d.Config.PublicURL + "/admin/v1",
+				SpoolDir:   d.Dir + "/spool",
 				Registerer: d.Registry,
 			})
 			if err != nil {

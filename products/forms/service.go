@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,6 +50,9 @@ type Options struct {
 	Now func() time.Time
 	// RatePerMinute is the per-key-per-form submission rate (60 when zero).
 	RatePerMinute int
+	// SpoolDir holds multipart file parts while their submission is validated and stored
+	// (os.TempDir() when empty). New removes the parts a crash left there.
+	SpoolDir string
 	// AdminBase is the admin API root ({public_url}/admin/v1) used for file links in the inbox.
 	AdminBase string
 	Log       *slog.Logger
@@ -57,13 +62,12 @@ type Options struct {
 
 // Service holds the Forms rules.
 type Service struct {
-	o      Options
-	now    func() time.Time
-	limit  *ratelimit.Limiter
-	cache  *tenancy.Cache[*compiled]
-	commit *committer
-	log    *slog.Logger
-	m      *metrics
+	o     Options
+	now   func() time.Time
+	limit *ratelimit.Limiter
+	cache *tenancy.Cache[*compiled]
+	log   *slog.Logger
+	m     *metrics
 }
 
 // NewVerifiers returns the three built-in siteverify verifiers with their endpoint URLs.
@@ -75,7 +79,7 @@ func NewVerifiers(turnstileURL, hcaptchaURL, recaptchaURL string, client *http.C
 	}
 }
 
-// New returns the service and starts its commit loop; Close stops it.
+// New returns the service; it starts nothing (submissions are group-committed by the store).
 func New(o Options) (*Service, error) {
 	if o.DB == nil || o.Blobs == nil {
 		return nil, errors.New("forms: DB and Blobs are required")
@@ -92,16 +96,19 @@ func New(o Options) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if o.SpoolDir == "" {
+		o.SpoolDir = os.TempDir()
+	} else {
+		cleanSpool(o.SpoolDir, log)
+	}
 	cache := tenancy.NewCache[*compiled](4096, "form", "captcha", "project")
-	c := newCommitter(o.DB)
 	return &Service{
-		o:      o,
-		now:    now,
-		limit:  ratelimit.New(ratelimit.Options{Rate: rate, Per: time.Minute, Now: now}),
-		cache:  cache,
-		commit: c,
-		log:    log,
-		m:      newMetrics(o.Registerer, c),
+		o:     o,
+		now:   now,
+		limit: ratelimit.New(ratelimit.Options{Rate: rate, Per: time.Minute, Now: now}),
+		cache: cache,
+		log:   log,
+		m:     newMetrics(o.Registerer),
 	}, nil
 }
 
@@ -110,13 +117,12 @@ func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
 	s.cache.Changed(ctx, changes)
 }
 
-// CommitStats reports how many durable commits ran and how many submissions they held.
-func (s *Service) CommitStats() (commits, writes uint64) {
-	return s.commit.commits.Load(), s.commit.writes.Load()
-}
+// CommitStats reports how many durable commits the store's group committer ran and how many
+// writes they held (every product's, not only submissions).
+func (s *Service) CommitStats() (commits, writes uint64) { return s.o.DB.CommitStats() }
 
-// Close commits what is queued and stops the commit loop.
-func (s *Service) Close() { s.commit.Close() }
+// Close is a no-op kept for the lifecycle: the store's committer drains on the store's Close.
+func (s *Service) Close() {}
 
 // form loads (through the cache) a published, public form of project.
 func (s *Service) form(ctx context.Context, project, slug string) (*compiled, error) {
@@ -226,6 +232,17 @@ func (s *Service) Submit(ctx context.Context, in Input) (Receipt, error) {
 // Admission is a submission attempt that passed the form and rate-limit checks.
 type Admission struct{ c *compiled }
 
+// FieldKind reports whether the admitted form has a field name and whether it takes files.
+func (a Admission) FieldKind(name string) (known, file bool) {
+	f, ok := a.c.fields[name]
+	return ok, ok && f.Type == "file"
+}
+
+// decodeMultipart streams a multipart body of an admitted submission into a Spool.
+func (s *Service) decodeMultipart(body io.Reader, boundary string, a Admission) (*Spool, error) {
+	return decodeMultipart(body, boundary, s.o.SpoolDir, a.FieldKind, s.log)
+}
+
 // Admit finds the form (404 FORM_NOT_FOUND, 403 FORM_PRIVATE) and takes one request from the
 // key's bucket for it (429 RATE_LIMITED). The API calls it before reading the body, so an
 // unknown form or a flood is refused before any parsing.
@@ -314,7 +331,8 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 		s.dropFiles(sub.Files)
 		return Receipt{}, fmt.Errorf("forms: encode submission: %w", err)
 	}
-	if err := s.commit.Commit(ctx, subKey(in.Project, in.Slug, sub.ID), raw); err != nil {
+	key := subKey(in.Project, in.Slug, sub.ID)
+	if err := s.o.DB.Update(ctx, func(txn *store.Txn) error { return txn.Set(key, raw) }); err != nil {
 		s.dropFiles(sub.Files)
 		return Receipt{}, fmt.Errorf("forms: store submission: %w", err)
 	}

@@ -228,7 +228,7 @@ func (s *Service) buildCompoundOf(ctx context.Context, sch *Schema) error {
 func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want int, member map[string]struct{}) ([]*record, error) {
 	k := p.sort[0]
 	base := compoundPrefix(p.sch.Project, p.sch.Name, p.lead.Field, k.Field)
-	o := fields.ScanOptions{Reverse: k.Desc, Range: p.sortRange()}
+	o := fields.ScanOptions{Reverse: k.Desc, Range: p.walk}
 	vals := distinctValues(p.lead.Values)
 	recs := make([]*record, 0, want)
 	var tuples []tuple // kept only to merge the walks of several values

@@ -104,5 +104,7 @@ func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness
 			return []edge.Product{records.NewProduct(svc, d.Auth)}
 		},
 	})
+	// Registered after the harness's own cleanup, so it runs before the store closes.
+	t.Cleanup(func() { _ = svc.Stop(context.Background()) })
 	return h, svc
 }

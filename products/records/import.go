@@ -99,7 +99,8 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 		rep.Created += created
 		rep.Updated += updated
 		chunk, explicit, chunkBytes = chunk[:0], explicit[:0], 0
-		return s.drainTitlesErr(ctx)
+		s.kickTitles()
+		return nil
 	}
 	line := 0
 	for sc.Scan() {

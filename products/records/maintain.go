@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -25,9 +26,74 @@ func withProblems(err error, probs []problem) error {
 
 // Start brings the title index up to date (a new or incomplete index is rebuilt from the
 // store; otherwise the journal of writes it may have missed is replayed), builds the compound
-// indexes of a store written before they existed (once) and reconciles the tenants-document
-// records.
+// indexes of a store written before they existed (once), reconciles the tenants-document
+// records, and then starts the title worker. When Start returns, every write made before it
+// is indexed: the service is ready.
 func (s *Service) Start(ctx context.Context) error {
+	if err := s.catchUp(ctx); err != nil {
+		return err
+	}
+	s.lifeMu.Lock()
+	defer s.lifeMu.Unlock()
+	if s.titleStop == nil {
+		s.titleStop, s.titleDone = make(chan struct{}), make(chan struct{})
+		go s.titleWorker(s.titleStop, s.titleDone)
+	}
+	return nil
+}
+
+// Stop stops the title worker and indexes what the journal still holds (bounded by ctx; what
+// is left is indexed by the next Start, the journal being durable).
+func (s *Service) Stop(ctx context.Context) error {
+	s.lifeMu.Lock()
+	defer s.lifeMu.Unlock()
+	if s.titleStop == nil {
+		return nil
+	}
+	close(s.titleStop)
+	select {
+	case <-s.titleDone:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	s.titleStop, s.titleDone = nil, nil
+	return s.drainTitlesErr(ctx)
+}
+
+// SyncTitles indexes every title journaled so far, now: when it returns, a record written
+// before the call is found by q. The worker does the same within moments of each write; tests
+// call this to await it.
+func (s *Service) SyncTitles(ctx context.Context) error { return s.drainTitlesErr(ctx) }
+
+// kickTitles wakes the title worker after a commit that journaled titles.
+func (s *Service) kickTitles() {
+	select {
+	case s.titleKick <- struct{}{}:
+	default:
+	}
+}
+
+// titleWorker follows the title journal into the index: woken by each write, and every
+// second in case a drain failed (an entry leaves the journal only once the index holds it).
+func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-s.titleKick:
+		case <-tick.C:
+		}
+		if err := s.drainTitlesErr(context.Background()); err != nil {
+			s.log.Error("records: update title index; retrying", "err", err)
+		}
+	}
+}
+
+// catchUp is Start's work before the worker runs.
+func (s *Service) catchUp(ctx context.Context) error {
 	if s.titles.Fresh {
 		if err := s.rebuildTitles(ctx); err != nil {
 			return err
@@ -38,9 +104,6 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	return s.buildCompound(ctx)
 }
-
-// Stop is a no-op: writes are indexed before they return.
-func (s *Service) Stop(context.Context) error { return nil }
 
 func titleOf(r *record) string {
 	if v := r.values(fieldTitle); len(v) == 1 {
@@ -169,6 +232,16 @@ func (s *Service) deletePrefix(ctx context.Context, prefix []byte) error {
 	return wb.Flush()
 }
 
+// dropCounters removes a collection's counters: per-value ones, stripes and count.
+func (s *Service) dropCounters(ctx context.Context, project, coll string) error {
+	for _, p := range append(groupStripePrefixes(project, coll), groupCollPrefix(project, coll)) {
+		if err := s.deletePrefix(ctx, p); err != nil {
+			return err
+		}
+	}
+	return s.db.Update(ctx, func(txn *store.Txn) error { return dropCounters(txn, project, coll) })
+}
+
 // dropCollection removes a deleted collection's records, indexes, counter and titles.
 func (s *Service) dropCollection(ctx context.Context, project, coll string) error {
 	defer s.invalidate(nil)
@@ -191,10 +264,7 @@ func (s *Service) dropCollection(ctx context.Context, project, coll string) erro
 	if err := s.deletePrefix(ctx, compoundCollPrefix(project, coll)); err != nil {
 		return err
 	}
-	if err := s.deletePrefix(ctx, groupCollPrefix(project, coll)); err != nil {
-		return err
-	}
-	return s.db.Update(ctx, func(txn *store.Txn) error { return txn.Delete(countKey(project, coll)) })
+	return s.dropCounters(ctx, project, coll)
 }
 
 // rebuildCollection re-derives every stored record of a collection after its fields changed:
@@ -211,10 +281,7 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 	if err := s.deletePrefix(ctx, compoundCollPrefix(project, coll)); err != nil {
 		return err
 	}
-	if err := s.deletePrefix(ctx, groupCollPrefix(project, coll)); err != nil {
-		return err
-	}
-	if err := s.db.Update(ctx, func(txn *store.Txn) error { return txn.Delete(countKey(project, coll)) }); err != nil {
+	if err := s.dropCounters(ctx, project, coll); err != nil {
 		return err
 	}
 	var after []byte

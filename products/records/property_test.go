@@ -264,6 +264,9 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 	if err != nil || rep.Failed > 0 {
 		t.Fatalf("Import: %+v %v", rep, err)
 	}
+	if err := svc.SyncTitles(ctx); err != nil {
+		t.Fatal(err)
+	}
 	queries, nonEmpty, compound := 0, 0, 0
 	defer func() {
 		t.Logf("%d of %d queries had results, %d had the compound-index shape", nonEmpty, queries, compound)
@@ -463,6 +466,9 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 		}
 	}
 	// Queries after those writes see their index entries (compound ones too) kept in step.
+	if err := svc.SyncTitles(ctx); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 150; i++ {
 		runQuery()
 	}

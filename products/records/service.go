@@ -65,8 +65,15 @@ type Service struct {
 	// projReady is set once every compound entry carries its record's projection (Start).
 	projReady atomic.Bool
 	projects  *tenancy.Cache[tenancy.ProjectInfo]
-	titleMu   sync.Mutex
-	writeMu   sync.Mutex
+	// titleMu serialises the writers of the title index (journal drains, rebuilds, drops).
+	titleMu sync.Mutex
+	// titleKick wakes the title worker after a write journaled titles; titleStop and
+	// titleDone stop it (Start starts it, Stop and Close stop it).
+	titleKick chan struct{}
+	titleStop chan struct{}
+	titleDone chan struct{}
+	// lifeMu guards the worker's start and stop.
+	lifeMu sync.Mutex
 }
 
 // New returns the service. Call Start before serving (it repairs the title index).
@@ -95,11 +102,15 @@ func New(o Options) (*Service, error) {
 	s.hot, _ = lru.New[string, *record](o.HotRecords)
 	s.projects = tenancy.NewCache[tenancy.ProjectInfo](1024, "project")
 	s.estimates, _ = lru.New[string, estimate](4096)
+	s.titleKick = make(chan struct{}, 1)
 	return s, nil
 }
 
-// Close closes the title index.
-func (s *Service) Close() error { return s.titles.Close() }
+// Close stops the title worker (see Stop) and closes the title index.
+func (s *Service) Close() error {
+	_ = s.Stop(context.Background())
+	return s.titles.Close()
+}
 
 // Project returns a project (cached; invalidated by tenancy changes).
 func (s *Service) Project(ctx context.Context, id string) (tenancy.ProjectInfo, error) {

@@ -20,6 +20,10 @@ import (
 //	records/g/<project>/<collection>/<field>/<v>    -> 8-byte count of published records with
 //	                                                   value v (select, multiselect, boolean,
 //	                                                   relation and relations fields)
+//	records/d/<s>/<n or g key below records/>       -> 8-byte signed part of that count, kept
+//	                                                   by the writes of records whose id falls
+//	                                                   in stripe s (counters.go); a count is its
+//	                                                   key's value plus its stripes' parts
 //	records/x/<project>/<collection>/<lead>/<order>/<lead v><order v><id>
 //	                                                -> the record's aggregate projection:
 //	                                                   compound index entry (compound.go)
@@ -321,28 +325,6 @@ func (r *record) times() (time.Time, time.Time) {
 func readCount(txn *store.Txn, project, coll string) (int64, error) {
 	return readCounter(txn, countKey(project, coll))
 }
-
-func writeCount(txn *store.Txn, project, coll string, n int64) error {
-	if n < 0 {
-		n = 0
-	}
-	return txn.Set(countKey(project, coll), binary.BigEndian.AppendUint64(nil, uint64(n)))
-}
-
-func readCounter(txn *store.Txn, k []byte) (int64, error) {
-	v, err := txn.Get(k)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	if len(v) != 8 {
-		return 0, errCorrupt
-	}
-	return int64(binary.BigEndian.Uint64(v)), nil
-}
-
 // cutPath splits "<project>/<collection>/<id>" (or fewer parts): the tail of a record key and a
 // title journal entry.
 func cutPath(p string) (project, coll, id string) {

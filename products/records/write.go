@@ -2,7 +2,6 @@ package records
 
 import (
 	"context"
-	"encoding/binary"
 	"regexp"
 	"strconv"
 
@@ -26,16 +25,15 @@ type WriteRecord struct {
 
 // txWriter writes records, their index entries, counters and title journal in one transaction.
 type txWriter struct {
-	txn    *store.Txn
-	counts map[[2]string]int64
-	// groups holds per-value count changes by counter key.
-	groups map[string]int64
+	txn *store.Txn
+	// deltas holds count changes by counter stripe key (counters.go).
+	deltas map[string]int64
 	// keys are the record keys written, for cache invalidation after the commit.
 	keys []string
 }
 
 func newTxWriter(txn *store.Txn) *txWriter {
-	return &txWriter{txn: txn, counts: map[[2]string]int64{}, groups: map[string]int64{}}
+	return &txWriter{txn: txn, deltas: map[string]int64{}}
 }
 
 // index adds (or removes) the field index entries of r, and its compound entries under sch (none
@@ -54,6 +52,11 @@ func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool)
 			}
 		}
 	}
+	d := int64(1)
+	if !add {
+		d = -1
+	}
+	stripe := stripeOf(r.id)
 	for _, x := range r.idx {
 		p := idxPrefix(project, coll, x.name)
 		var err error
@@ -71,20 +74,11 @@ func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool)
 				if e[0] == fields.TagNull {
 					continue
 				}
-				k := string(gp) + string(e)
-				if add {
-					w.groups[k]++
-				} else {
-					w.groups[k]--
-				}
+				w.deltas[string(stripeKey(stripe, append(gp, e...)))] += d
 			}
 		}
 	}
-	if add {
-		w.counts[[2]string{project, coll}]++
-	} else {
-		w.counts[[2]string{project, coll}]--
-	}
+	w.deltas[string(stripeKey(stripe, countKey(project, coll)))] += d
 	return nil
 }
 
@@ -138,32 +132,11 @@ func (w *txWriter) del(project, coll string, sch *Schema, id string) (bool, erro
 
 // flush writes the counter changes.
 func (w *txWriter) flush() error {
-	for k, d := range w.groups {
+	for k, d := range w.deltas {
 		if d == 0 {
 			continue
 		}
-		n, err := readCounter(w.txn, []byte(k))
-		if err != nil {
-			return err
-		}
-		if n+d <= 0 {
-			err = w.txn.Delete([]byte(k))
-		} else {
-			err = w.txn.Set([]byte(k), binary.BigEndian.AppendUint64(nil, uint64(n+d)))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	for pc, d := range w.counts {
-		if d == 0 {
-			continue
-		}
-		n, err := readCount(w.txn, pc[0], pc[1])
-		if err != nil {
-			return err
-		}
-		if err := writeCount(w.txn, pc[0], pc[1], n+d); err != nil {
+		if err := addPart(w.txn, []byte(k), d); err != nil {
 			return err
 		}
 	}
@@ -259,7 +232,7 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 	if err != nil {
 		return nil, false, err
 	}
-	s.drainTitles(ctx)
+	s.kickTitles()
 	return adminJSON(rec), created, nil
 }
 
@@ -285,7 +258,7 @@ func (s *Service) Delete(ctx context.Context, project, coll, id string) error {
 	if !found {
 		return ErrRecordNotFound
 	}
-	s.drainTitles(ctx)
+	s.kickTitles()
 	return nil
 }
 
@@ -320,7 +293,7 @@ func (s *Service) SetPublished(ctx context.Context, project, coll, id string, pu
 	if err != nil {
 		return nil, err
 	}
-	s.drainTitles(ctx)
+	s.kickTitles()
 	return adminJSON(rec), nil
 }
 

@@ -1,5 +1,6 @@
 // Command gatehouse is the single binary of the gateway: `serve` runs it; `apply`, `keys` and
-// `records` drive a running server through its admin API; `version` prints the build.
+// `records` drive a running server through its admin API; `plugins` starts and tries a plugin
+// locally; `version` prints the build.
 package main
 
 import (
@@ -29,6 +30,8 @@ Usage:
   gatehouse keys create --org O [--project P] --products a,b --kind publishable|secret|test [--name N] [--server URL] [--token T]
   gatehouse keys revoke --org O [--project P] --name N [--server URL] [--token T]
   gatehouse records import FILE --project P --collection C [--server URL] [--token T]
+  gatehouse plugins init DIR [--hook HOOK] [--module PATH]
+  gatehouse plugins run MODULE --hook HOOK --input FILE [--config k=v]... [--allow-host H]... [--memory-mb N] [--timeout-ms N]
   gatehouse version
 
 --server defaults to $GATEHOUSE_SERVER or http://localhost:8787; --token to $GATEHOUSE_ADMIN_TOKEN.
@@ -50,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env []str
 		err = keysCmd(ctx, args[1:], stdout, env)
 	case "records":
 		err = recordsCmd(ctx, args[1:], stdout, env)
+	case "plugins":
+		err = pluginsCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "gatehouse", version)
 		return 0

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/embedhost"
@@ -18,6 +19,7 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 		Filter:     formsPlugins{h: d.plugins},
 		Plugins:    formsPlugins{h: d.plugins},
 		AdminBase:  strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",
+		SpoolDir:   filepath.Join(d.cfg.Data, "tmp", "forms"),
 		Log:        d.log.With("product", "forms"),
 		Registerer: d.reg,
 	})

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -53,17 +55,22 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 		ps.sync(ctx, p.ID)
 	}
 	d.tenancy.OnChange(ps.changed)
+	reg.CheckWith(ps)
+	a.admin = append(a.admin, admin.NewPlugins(d.tenancy, pluginAdmin{h}))
 	return h, nil
 }
 
-// pluginSync registers the tenants document's plugins with the host.
+// pluginSync registers the tenants document's plugins with the host, and vets plugins for the
+// registry before an apply or upload stores them.
 type pluginSync struct {
 	h    *host.Host
 	r    *pluginreg.Registry
 	log  *slog.Logger
 	mu   sync.Mutex
-	done map[string]map[string]string // project -> plugin name -> fingerprint of what is registered
+	done map[string]map[string]string // project -> plugin name -> fingerprint of what is registered (or refused)
 }
+
+var _ pluginreg.Checker = (*pluginSync)(nil)
 
 func (s *pluginSync) changed(ctx context.Context, changes []tenancy.Change) {
 	projects := map[string]bool{}
@@ -78,8 +85,12 @@ func (s *pluginSync) changed(ctx context.Context, changes []tenancy.Change) {
 	}
 }
 
-// sync registers what project's plugins say and unregisters what they no longer name.
-// A plugin that fails to register is logged and left out; the others still serve.
+// errNotUploaded is the reason of a plugin whose module names an upload that is not there.
+var errNotUploaded = errors.New("module has not been uploaded")
+
+// sync registers what project's plugins say and unregisters what they no longer name. A
+// plugin whose module is missing or refused stays in the host as refused: its hooks fail
+// (closed or open, as its onError says) and the admin API shows why.
 func (s *pluginSync) sync(ctx context.Context, project string) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -93,20 +104,23 @@ func (s *pluginSync) sync(ctx context.Context, project string) {
 	prev := s.done[project]
 	next := map[string]string{}
 	for _, p := range plugins {
-		module, err := s.module(ctx, project, p.Module)
-		if err != nil {
-			s.log.Error("plugins: module not found", "project", project, "plugin", p.Name, "module", p.Module, "err", err)
-			continue
-		}
-		reg := host.Registration{Project: project, Name: p.Name, Module: module, Hooks: p.Hooks, OnError: p.OnError,
-			AllowHosts: p.AllowHosts, Limits: host.Limits{MemoryMB: p.Limits.MemoryMB, TimeoutMs: p.Limits.TimeoutMs}, Config: p.Config}
+		module, merr := s.module(ctx, project, p.Module)
+		reg := registration(project, p, module)
 		fp := fingerprint(reg)
-		if prev[p.Name] == fp {
-			next[p.Name] = fp
+		if prev[p.Name] == fp || prev[p.Name] == "refused:"+fp {
+			next[p.Name] = prev[p.Name]
 			continue
 		}
-		if err := s.h.Register(ctx, reg); err != nil {
-			s.log.Error("plugins: registration refused", "project", project, "plugin", p.Name, "err", err)
+		err := merr
+		if err == nil {
+			err = s.h.Register(ctx, reg)
+		}
+		if err != nil {
+			s.log.Error("plugins: registration refused", "project", project, "plugin", p.Name, "module", p.Module, "err", err)
+			if rerr := s.h.Refuse(ctx, reg, err); rerr != nil {
+				s.log.Error("plugins: recording a refusal", "project", project, "plugin", p.Name, "err", rerr)
+			}
+			next[p.Name] = "refused:" + fp
 			continue
 		}
 		s.log.Info("plugins: registered", "project", project, "plugin", p.Name, "hooks", p.Hooks)
@@ -120,12 +134,98 @@ func (s *pluginSync) sync(ctx context.Context, project string) {
 	s.done[project] = next
 }
 
-// module reads a plugin's module: a .wasm file path, or the name of an uploaded module.
+// CheckPlugin implements pluginreg.Checker: nil when the host would run p. A module
+// naming an upload that is not there yet is accepted (the plugin shows as refused until it
+// is uploaded); a module path that cannot be read is refused.
+func (s *pluginSync) CheckPlugin(ctx context.Context, project string, p pluginreg.Plugin) error {
+	module, err := s.module(ctx, project, p.Module)
+	if errors.Is(err, errNotUploaded) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	reg := registration(project, p, module)
+	s.mu.Lock()
+	same := s.done[project][p.Name] == fingerprint(reg)
+	s.mu.Unlock()
+	if same {
+		return nil // registered as it is
+	}
+	return s.h.Check(ctx, reg)
+}
+
+// CheckModule implements pluginreg.Checker for an upload: every plugin of the project that
+// names the module must accept the new bytes; with none, the module is checked on its own.
+func (s *pluginSync) CheckModule(ctx context.Context, project, name string, module []byte) error {
+	plugins, err := s.r.Plugins(ctx, project)
+	if err != nil {
+		return err
+	}
+	checked := false
+	for _, p := range plugins {
+		if p.Module != name || pluginreg.IsModulePath(p.Module) {
+			continue
+		}
+		checked = true
+		if err := s.h.Check(ctx, registration(project, p, module)); err != nil {
+			return fmt.Errorf("as plugin %s: %w", p.Name, err)
+		}
+	}
+	if checked {
+		return nil
+	}
+	return s.h.CheckModule(ctx, project, module)
+}
+
+func registration(project string, p pluginreg.Plugin, module []byte) host.Registration {
+	return host.Registration{Project: project, Name: p.Name, Module: module, Hooks: p.Hooks, OnError: p.OnError,
+		AllowHosts: p.AllowHosts, Limits: host.Limits{MemoryMB: p.Limits.MemoryMB, TimeoutMs: p.Limits.TimeoutMs}, Config: p.Config}
+}
+
+// module reads a plugin's module: a .wasm file path, or the name of an uploaded module
+// (errNotUploaded when there is none).
 func (s *pluginSync) module(ctx context.Context, project, module string) ([]byte, error) {
 	if pluginreg.IsModulePath(module) {
 		return os.ReadFile(module)
 	}
-	return s.r.Module(ctx, project, module)
+	b, err := s.r.Module(ctx, project, module)
+	if errors.Is(err, pluginreg.ErrNotFound) {
+		return nil, fmt.Errorf("%q: %w", module, errNotUploaded)
+	}
+	return b, err
+}
+
+// pluginAdmin adapts the host to the admin API's plugin routes.
+type pluginAdmin struct{ h *host.Host }
+
+var _ admin.PluginHost = pluginAdmin{}
+
+// PluginStatus lists a project's plugins as the admin API shows them.
+func (p pluginAdmin) PluginStatus(project string) []admin.PluginStatus {
+	out := []admin.PluginStatus{}
+	for _, st := range p.h.Status(project) {
+		a := admin.PluginStatus{Name: st.Name, Hooks: st.Hooks, Status: st.Status, LastError: st.LastError,
+			Calls: st.Calls, Errors: st.Errors}
+		if st.LastErrorAt != nil {
+			a.LastErrorAt = st.LastErrorAt.UTC().Format(tenancy.TimeFormat)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// PluginLogs returns the newest lines of a plugin's log.
+func (p pluginAdmin) PluginLogs(project, name string, n int) ([]admin.PluginLogLine, bool) {
+	lines, ok := p.h.LogLines(project, name, n)
+	if !ok {
+		return nil, false
+	}
+	out := make([]admin.PluginLogLine, len(lines))
+	for i, l := range lines {
+		out[i] = admin.PluginLogLine{Time: l.Time.UTC().Format(tenancy.TimeFormat), Text: l.Text}
+	}
+	return out, true
 }
 
 func fingerprint(r host.Registration) string {

@@ -2,8 +2,10 @@
 //
 // Serves the built example (dist/, from `npm run build`) on 127.0.0.1:<random>, opens it in
 // Debian's Chromium (playwright-core, no downloaded browser) and checks what the package
-// controls: the /config request, the loading -> error / ready states, and that the page
-// stays "ready" when Clerk's own script cannot be loaded (every non-local request is blocked).
+// controls: the /config request, the loading -> error / ready states, that the page stays
+// "ready" when Clerk's own script cannot be loaded (every non-local request is blocked), and
+// the package's SignedIn / SignedOut over the real @clerk/react (Core 3 <Show>) with a local
+// clerk-js stand-in (the page's ?clerk=stub-... mode) in the signed-in and signed-out states.
 //
 // Environment:
 //   GATEHOUSE_URL                           gateway root, e.g. http://127.0.0.1:8787 (required)
@@ -124,7 +126,7 @@ await context.addInitScript(() => {
   new MutationObserver(record).observe(document, { subtree: true, childList: true, characterData: true });
 });
 
-async function openExample(key) {
+async function openExample(key, extraQuery = '') {
   const page = await context.newPage();
   const configGets = [];
   const pageErrors = [];
@@ -132,7 +134,7 @@ async function openExample(key) {
     if (req.method() === 'GET' && req.url() === `${membershipUrl}/config`) configGets.push(req.headers()['x-api-key']);
   });
   page.on('pageerror', (err) => pageErrors.push(String(err?.message ?? err)));
-  const url = `${pageOrigin}/?key=${encodeURIComponent(key)}&baseUrl=${encodeURIComponent(membershipUrl)}`;
+  const url = `${pageOrigin}/?key=${encodeURIComponent(key)}&baseUrl=${encodeURIComponent(membershipUrl)}${extraQuery}`;
   await page.goto(url, { waitUntil: 'load' });
   await page.waitForFunction(
     () => {
@@ -190,10 +192,38 @@ await runCase('project with an active connection reaches ready and boots Clerk',
   check(configGets[0] === keyActive, 'the /config request did not carry the key in X-API-Key');
   const ours = pageErrors.filter((m) => /gatehouse|membership/i.test(m));
   check(ours.length === 0, `uncaught errors from our package: ${ours.join(' | ')}`);
+  // Clerk never loaded: neither SignedIn nor SignedOut may show anything.
+  check((await page.$('[data-testid="signed-in"]')) === null, 'SignedIn rendered although Clerk never loaded');
+  check((await page.$('[data-testid="signed-out"]')) === null, 'SignedOut rendered although Clerk never loaded');
   mkdirSync(dirname(screenshot), { recursive: true });
   await page.screenshot({ path: screenshot, fullPage: true });
   await page.close();
 });
+
+// The real @clerk/react, booted with a local clerk-js stand-in: SignedIn / SignedOut must
+// follow the session, and Clerk must mount its SignIn / UserButton inside them.
+for (const [session, shown, hidden, mountedComponent, member] of [
+  ['signed-out', 'signed-out', 'signed-in', 'SignIn', '(none)'],
+  ['signed-in', 'signed-in', 'signed-out', 'UserButton', 'user_stub'],
+]) {
+  await runCase(`${session} (real @clerk/react, stub clerk-js): <${shown === 'signed-in' ? 'SignedIn' : 'SignedOut'}> shows Clerk's ${mountedComponent}, the other nothing`, async (check) => {
+    const { page, state, configGets, pageErrors } = await openExample(keyActive, `&clerk=stub-${session}`);
+    check(state === 'ready', `state is ${JSON.stringify(state)}, want "ready"`);
+    const shownEl = await page.waitForSelector(`[data-testid="${shown}"]`, { timeout: STATE_TIMEOUT_MS }).catch(() => null);
+    check(shownEl !== null, `[data-testid="${shown}"] never appeared`);
+    const mounted = await page
+      .waitForSelector(`[data-testid="${shown}"] [data-clerk-stub="${mountedComponent}"]`, { timeout: STATE_TIMEOUT_MS })
+      .catch(() => null);
+    check(mounted !== null, `Clerk did not mount ${mountedComponent} inside [data-testid="${shown}"]`);
+    check((await page.$(`[data-testid="${hidden}"]`)) === null, `[data-testid="${hidden}"] is rendered for a ${session} session`);
+    check((await page.textContent('[data-testid="membership-idp"]')) === 'loaded', 'useMember() never saw Clerk loaded');
+    const memberId = await page.textContent('[data-testid="membership-member"]');
+    check(memberId === member, `useMember().member is ${JSON.stringify(memberId)}, want ${JSON.stringify(member)}`);
+    check(configGets.length === 1, `GET ${membershipUrl}/config sent ${configGets.length} times, want 1`);
+    check(pageErrors.length === 0, `uncaught page errors: ${pageErrors.join(' | ')}`);
+    await page.close();
+  });
+}
 
 const clerkBlocked = [...new Set(blocked)];
 if (clerkBlocked.length) console.log(`blocked ${clerkBlocked.length} non-local request(s), e.g. ${clerkBlocked[0]}`);

@@ -10,11 +10,16 @@ import {
   useMembershipConfig,
   type MembershipError,
 } from '@gatehouse/membership';
+import { createClerkJsStub, type StubSession } from './clerk-js-stub.js';
 
 // ?key=pk_test_...&baseUrl=http://127.0.0.1:8787/membership
+// Test only: &clerk=stub-signed-in|stub-signed-out|stub-pending boots the real @clerk/react
+// with a local clerk-js stand-in (no download) in that session state.
 const params = new URLSearchParams(window.location.search);
 const apiKey = params.get('key') ?? '';
 const baseUrl = params.get('baseUrl') || undefined;
+const stubSession = /^stub-(signed-in|signed-out|pending)$/.exec(params.get('clerk') ?? '')?.[1] as StubSession | undefined;
+const clerkProps = stubSession ? { Clerk: createClerkJsStub(stubSession) } : undefined;
 
 function State({ value, detail }: { value: string; detail?: string }) {
   const kind = value.split(':')[0];
@@ -56,13 +61,17 @@ function Booted() {
         <dt>Identity provider</dt>
         <dd data-testid="membership-idp">{isLoaded ? 'loaded' : 'booting'}</dd>
         <dt>Member</dt>
-        <dd>{member ? member.id : '(none)'}</dd>
+        <dd data-testid="membership-member">{member ? member.id : '(none)'}</dd>
       </dl>
       <SignedOut>
-        <SignIn routing="hash" />
+        <section data-testid="signed-out">
+          <SignIn routing="hash" />
+        </section>
       </SignedOut>
       <SignedIn>
-        <UserButton />
+        <section data-testid="signed-in">
+          <UserButton />
+        </section>
       </SignedIn>
     </>
   );
@@ -78,6 +87,7 @@ function App() {
       <MembershipProvider
         apiKey={apiKey}
         baseUrl={baseUrl}
+        clerkProps={clerkProps}
         loadingFallback={<State value="loading" />}
         errorFallback={(error) => <ErrorView error={error} />}
       >

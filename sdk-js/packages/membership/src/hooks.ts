@@ -1,4 +1,4 @@
-import { useUser } from '@clerk/clerk-react';
+import { useUser } from '@clerk/react';
 import { useContext } from 'react';
 import type { MembershipConfig } from './config.js';
 import { MembershipConfigContext } from './context.js';

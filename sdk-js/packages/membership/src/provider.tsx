@@ -1,4 +1,4 @@
-import { ClerkProvider } from '@clerk/clerk-react';
+import { ClerkProvider } from '@clerk/react';
 import { useEffect, useMemo, useState, type ComponentProps, type ReactNode } from 'react';
 import { checkApiKey, DEFAULT_BASE_URL, fetchMembershipConfig, type MembershipConfig } from './config.js';
 import { MembershipConfigContext } from './context.js';

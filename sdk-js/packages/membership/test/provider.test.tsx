@@ -1,6 +1,6 @@
 import { act, cleanup, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as clerk from '@clerk/clerk-react';
+import * as clerk from '@clerk/react';
 import {
   MembershipError,
   MembershipProvider,
@@ -16,7 +16,7 @@ import {
 } from '../src/index.js';
 import { clerkCalls, resetClerkDouble, userState } from './clerk-double.js';
 
-vi.mock('@clerk/clerk-react', () => import('./clerk-double.js'));
+vi.mock('@clerk/react', () => import('./clerk-double.js'));
 
 const CONFIG: MembershipConfig = {
   idpPublishableKey: 'pk_test_Y2xlcmsuZXhhbXBsZS5jb20k',
@@ -316,12 +316,32 @@ describe('hooks', () => {
 });
 
 describe('components', () => {
-  it('re-exports Clerk\'s own SignIn, UserButton, SignedIn, SignedOut and RedirectToSignIn', () => {
+  it('re-exports Clerk\'s own SignIn, UserButton and RedirectToSignIn', () => {
     expect(SignIn).toBe(clerk.SignIn);
     expect(UserButton).toBe(clerk.UserButton);
-    expect(SignedIn).toBe(clerk.SignedIn);
-    expect(SignedOut).toBe(clerk.SignedOut);
     expect(RedirectToSignIn).toBe(clerk.RedirectToSignIn);
+  });
+
+  it('SignedIn/SignedOut are our own components over Clerk Core 3\'s <Show when=...>, passing treatPendingAsSignedOut', async () => {
+    expect('SignedIn' in clerk).toBe(false);
+    expect('SignedOut' in clerk).toBe(false);
+    userState.value = { isLoaded: true, isSignedIn: true, user: { id: 'user_1' } };
+    vi.stubGlobal('fetch', vi.fn(async () => json(200, CONFIG)));
+    render(
+      <MembershipProvider apiKey="pk_test_x">
+        <State />
+        <SignedIn treatPendingAsSignedOut={false}>
+          <p>in</p>
+        </SignedIn>
+        <SignedOut>
+          <p>out</p>
+        </SignedOut>
+      </MembershipProvider>,
+    );
+    expect(await screen.findByText('in')).toBeTruthy();
+    expect(screen.queryByText('out')).toBeNull();
+    expect(clerkCalls.showProps).toContainEqual({ when: 'signed-in', treatPendingAsSignedOut: false });
+    expect(clerkCalls.showProps).toContainEqual({ when: 'signed-out', treatPendingAsSignedOut: undefined });
   });
 
   it('SignedIn/SignedOut follow Clerk inside the provider', async () => {

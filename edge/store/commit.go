@@ -1,0 +1,219 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// Group commit limits: one batch takes at most maxOps queued Updates; the transaction holding
+// them is further bounded by badger's own size limits (a batch that would exceed them is
+// split, see committer.round).
+const (
+	maxOps   = 256
+	queueCap = 1024
+)
+
+// op is one Update waiting for the committer.
+type op struct {
+	fn func(*Txn) error
+	// err is the verdict of fn itself (nil when it succeeded and its writes were applied).
+	err error
+	// panicked holds a panic of fn with its stack, re-raised in the caller's goroutine.
+	panicked any
+	done     chan struct{}
+}
+
+// call runs fn, turning a panic into a value the caller re-raises.
+func (o *op) call(tx *Txn) {
+	defer func() {
+		if p := recover(); p != nil {
+			o.panicked = fmt.Sprintf("%v\n%s", p, debug.Stack())
+			o.err = errPanicked
+		}
+	}()
+	o.err = o.fn(tx)
+}
+
+var errPanicked = errors.New("store: update function panicked")
+
+// committer is the one group committer of the database: every Update is queued to it, and it
+// runs the queued functions one after another in one badger transaction and commits them
+// together, so concurrent writers share one commit (one fsync with SyncWrites). Each
+// function writes into its own stage, applied to the shared transaction only when it
+// succeeds, so a failing function leaves no trace. Functions run on one goroutine, so they
+// never conflict with each other; a conflict with a write made outside the committer (a Batch)
+// re-runs the batch. Every caller is answered only after the commit holding its writes.
+type committer struct {
+	bdb  *badger.DB
+	in   chan *op
+	quit chan struct{}
+	done chan struct{}
+	// mu orders Close after every hand-over in flight: callers hold it shared.
+	mu     sync.RWMutex
+	closed bool
+	// maxCount and maxSize are the transaction limits the batch stays under.
+	maxCount, maxSize int64
+	// commits counts transactions committed, ops the Updates they held.
+	commits, ops atomic.Uint64
+}
+
+func newCommitter(bdb *badger.DB) *committer {
+	return &committer{bdb: bdb, in: make(chan *op, queueCap), quit: make(chan struct{}), done: make(chan struct{}),
+		maxCount: bdb.MaxBatchCount(), maxSize: bdb.MaxBatchSize()}
+}
+
+// submit queues fn and waits for its verdict. Once queued, fn runs and the caller waits for
+// the commit even if ctx ends, so an acknowledged write is never reported as failed.
+func (c *committer) submit(ctx context.Context, fn func(*Txn) error) error {
+	o := &op{fn: fn, done: make(chan struct{})}
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case c.in <- o:
+		c.mu.RUnlock()
+	case <-ctx.Done():
+		c.mu.RUnlock()
+		return ctx.Err()
+	}
+	<-o.done
+	if o.panicked != nil {
+		panic(o.panicked)
+	}
+	return o.err
+}
+
+// loop gathers what is queued (at most maxOps) while a commit runs and commits it together.
+func (c *committer) loop() {
+	defer close(c.done)
+	batch := make([]*op, 0, maxOps)
+	for {
+		select {
+		case o := <-c.in:
+			batch = append(batch[:0], o)
+		case <-c.quit:
+			// No hand-over happens after quit: drain what is queued, then stop.
+			for {
+				select {
+				case o := <-c.in:
+					c.run([]*op{o})
+				default:
+					return
+				}
+			}
+		}
+	gather:
+		for len(batch) < maxOps {
+			select {
+			case o := <-c.in:
+				batch = append(batch, o)
+			default:
+				break gather
+			}
+		}
+		c.run(batch)
+	}
+}
+
+// run commits batch in as few transactions as its size allows and answers every op.
+func (c *committer) run(batch []*op) {
+	for len(batch) > 0 {
+		n := c.round(batch)
+		for _, o := range batch[:n] {
+			close(o.done)
+		}
+		batch = batch[n:]
+	}
+}
+
+// errSplit asks round to commit a shorter prefix.
+var errSplit = errors.New("store: split batch")
+
+// round commits a prefix of ops in one transaction, retrying conflicts, and returns its
+// length; each op's err holds its verdict.
+func (c *committer) round(ops []*op) int {
+	for attempt := 0; ; attempt++ {
+		n, err := c.try(ops)
+		switch {
+		case errors.Is(err, errSplit):
+			ops = ops[:n]
+			continue
+		case errors.Is(err, badger.ErrConflict):
+			// A write outside the committer changed what a function read: run them again.
+			if attempt >= 3 {
+				time.Sleep(time.Duration(min(attempt, 20)) * time.Millisecond)
+			}
+			continue
+		}
+		applied := 0
+		for _, o := range ops[:n] {
+			if o.err == nil {
+				o.err = mapErr(err)
+				applied++
+			}
+		}
+		if err == nil && applied > 0 {
+			c.commits.Add(1)
+			c.ops.Add(uint64(applied))
+		}
+		return n
+	}
+}
+
+// try runs ops in one transaction until the next would not fit, commits, and returns how many
+// it ran. An op that alone exceeds the limits gets ErrTooBig.
+func (c *committer) try(ops []*op) (int, error) {
+	txn := c.bdb.NewTransaction(true)
+	defer txn.Discard()
+	var count, size int64
+	n := 0
+	for ; n < len(ops); n++ {
+		o := ops[n]
+		st := &stage{}
+		o.call(&Txn{t: txn, st: st})
+		if o.err != nil {
+			continue
+		}
+		if count+st.count >= c.maxCount || size+st.size >= c.maxSize {
+			if count == 0 {
+				o.err = fmt.Errorf("%w: %d writes, %d bytes", ErrTooBig, st.count, st.size)
+				continue
+			}
+			break
+		}
+		if err := st.apply(txn); err != nil {
+			// The size estimate fell short: the transaction holds part of this op's writes.
+			if n == 0 {
+				o.err = mapErr(err)
+				return 1, nil
+			}
+			return n, errSplit
+		}
+		count += st.count
+		size += st.size
+	}
+	if count == 0 {
+		return n, nil
+	}
+	return n, txn.Commit()
+}
+
+// close stops the committer after everything queued is committed.
+func (c *committer) close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.quit)
+	}
+	c.mu.Unlock()
+	<-c.done
+}

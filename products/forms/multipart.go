@@ -1,0 +1,200 @@
+package forms
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+)
+
+// MaxMultipartTextBytes bounds the text parts of one multipart submission together: the same
+// budget as a JSON body, so only file parts can make a multipart body large.
+const MaxMultipartTextBytes = MaxJSONBytes
+
+// spoolPrefix names the temporary files that hold file parts until the submission is stored.
+const spoolPrefix = "part-"
+
+// FieldKinds tells the multipart decoder, by field name, whether a field exists and whether it
+// takes files; the admitted form answers it (Admission.FieldKind).
+type FieldKinds func(name string) (known, file bool)
+
+// Spool is a decoded multipart body: text values, and file parts written to temporary files.
+// Remove deletes those files; call it once the submission is stored or refused.
+type Spool struct {
+	Values map[string]any
+	Files  map[string][]FilePart
+	paths  []string
+	log    *slog.Logger
+}
+
+// Remove deletes the spooled files. It is safe on a nil or half-filled Spool.
+func (s *Spool) Remove() {
+	if s == nil {
+		return
+	}
+	for _, p := range s.paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("removing a spooled file part", "path", p, "err", err)
+		}
+	}
+	s.paths = nil
+}
+
+// decodeMultipart streams a multipart/form-data body: text parts become values (at most
+// MaxMultipartTextBytes together), file parts are copied to temporary files in dir (at most
+// MaxFileBytes each) as they arrive, so a submission holds a few kilobytes of memory whatever
+// its size. A part without a name, or a file part for a field that does not take files, is
+// refused before its bytes are read. On error the spooled files are already removed.
+func decodeMultipart(body io.Reader, boundary, dir string, kinds FieldKinds, log *slog.Logger) (*Spool, error) {
+	bad := func(err error) error {
+		e := httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+		e.Err = err
+		return e
+	}
+	if boundary == "" {
+		return nil, bad(errors.New("no boundary"))
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Spool{Values: map[string]any{}, Files: map[string][]FilePart{}, log: log}
+	err := s.read(multipart.NewReader(body, boundary), dir, kinds, bad)
+	if err != nil {
+		s.Remove()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Spool) read(mr *multipart.Reader, dir string, kinds FieldKinds, bad func(error) error) error {
+	text := 0
+	for i := 0; ; i++ {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return bad(err)
+		}
+		name, filename := part.FormName(), part.FileName()
+		if name == "" {
+			return httpx.Validation(httpx.FieldProblem{Field: partLabel(i, filename),
+				Problem: `has no name: every part needs Content-Disposition: form-data; name="<field>"`})
+		}
+		if filename == "" {
+			n, err := s.readText(part, name, MaxMultipartTextBytes-text)
+			part.Close()
+			if err != nil {
+				return err
+			}
+			text += n
+			continue
+		}
+		if known, file := kinds(name); known && !file {
+			part.Close()
+			return httpx.Validation(httpx.FieldProblem{Field: name,
+				Problem: fmt.Sprintf("is not a file field, but %s is a file part", partLabel(i, filename))})
+		}
+		err = s.spool(part, name, filename, dir)
+		part.Close()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// partLabel names a part in an error: its position and, when it has one, its file name.
+func partLabel(i int, filename string) string {
+	l := fmt.Sprintf("parts[%d]", i)
+	if filename != "" {
+		l += fmt.Sprintf(" (file %q)", filename)
+	}
+	return l
+}
+
+// readText adds a text part to the values; it may hold at most budget bytes.
+func (s *Spool) readText(part *multipart.Part, name string, budget int) (int, error) {
+	if budget < 0 {
+		budget = 0
+	}
+	var b strings.Builder
+	n, err := io.Copy(&b, io.LimitReader(part, int64(budget)+1))
+	if err != nil {
+		return 0, httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+	}
+	if n > int64(budget) {
+		return 0, httpx.ErrTooLarge
+	}
+	addValue(s.Values, name, b.String())
+	return int(n), nil
+}
+
+// spool copies a file part to a temporary file and records it.
+func (s *Spool) spool(part *multipart.Part, name, filename, dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("forms: spool folder: %w", err)
+	}
+	f, err := os.CreateTemp(dir, spoolPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("forms: spool file: %w", err)
+	}
+	s.paths = append(s.paths, f.Name())
+	head := make([]byte, 512)
+	hn, herr := io.ReadFull(part, head)
+	head = head[:hn]
+	if herr != nil && herr != io.EOF && herr != io.ErrUnexpectedEOF {
+		f.Close()
+		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+	}
+	size := int64(hn)
+	_, err = f.Write(head)
+	if err == nil && hn == len(head) && herr == nil {
+		var n int64
+		n, err = io.Copy(f, io.LimitReader(part, MaxFileBytes+1-size))
+		size += n
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) { // the disk, not the body
+			return fmt.Errorf("forms: spool file: %w", err)
+		}
+		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+	}
+	if size > MaxFileBytes {
+		return httpx.ErrTooLarge
+	}
+	ctype, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
+	if ctype == "" || ctype == "application/octet-stream" {
+		ctype, _, _ = mime.ParseMediaType(http.DetectContentType(head))
+	}
+	path := f.Name()
+	s.Files[name] = append(s.Files[name], FilePart{
+		Filename: filename, ContentType: ctype, Size: size, Head: head,
+		Open: func() (ReadCloser, error) { return os.Open(path) },
+	})
+	return nil
+}
+
+// cleanSpool removes the file parts a crash left in dir (only our own, by prefix).
+func cleanSpool(dir string, log *slog.Logger) {
+	stale, _ := filepath.Glob(filepath.Join(dir, spoolPrefix+"*"))
+	for _, p := range stale {
+		if err := os.Remove(p); err != nil {
+			log.Warn("removing a stale spooled file part", "path", p, "err", err)
+		}
+	}
+	if len(stale) > 0 {
+		log.Info("removed spooled file parts left by a crash", "count", len(stale), "dir", dir)
+	}
+}

@@ -1,0 +1,142 @@
+package records
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/fnv"
+	"sort"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+)
+
+// Counters without a hot key. The published count of a collection and the per-value counts of
+// groupable fields are each split into stripes: a write changes the stripe its record's id
+// hashes to, so writers of different records touch different keys (no single key every write
+// of a collection must read and rewrite, which would make concurrent transactions conflict,
+// here or on a shared database). A count is the sum of its stripes, read with one point read
+// each, plus the unstriped key a store written before stripes existed may still hold. A stripe
+// holds the signed change its records made, so it may be negative when they removed records
+// the unstriped key counted; a stripe that comes back to zero is deleted.
+
+// stripes is how many parts each counter is split into.
+const stripes = 8
+
+// stripeOf is the stripe of a record id.
+func stripeOf(id string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int(h.Sum32() % stripes)
+}
+
+// stripeKey is the key of stripe s of counter k (a key below "records/").
+func stripeKey(s int, k []byte) []byte {
+	b := make([]byte, 0, len(k)+4)
+	b = append(b, root+"/d/"...)
+	b = append(b, byte('0'+s), store.Sep)
+	return append(b, k[len(root)+1:]...)
+}
+
+// readCounter reads a counter: its unstriped key plus its stripes, never below zero.
+func readCounter(txn *store.Txn, k []byte) (int64, error) {
+	n, err := readPart(txn, k)
+	if err != nil {
+		return 0, err
+	}
+	for s := 0; s < stripes; s++ {
+		d, err := readPart(txn, stripeKey(s, k))
+		if err != nil {
+			return 0, err
+		}
+		n += d
+	}
+	return max(n, 0), nil
+}
+
+// readPart reads one stored 8-byte signed count (0 when missing).
+func readPart(txn *store.Txn, k []byte) (int64, error) {
+	v, err := txn.Get(k)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, errCorrupt
+	}
+	return int64(binary.BigEndian.Uint64(v)), nil
+}
+
+// addPart adds d to the stored part at k, deleting it when it comes to zero.
+func addPart(txn *store.Txn, k []byte, d int64) error {
+	n, err := readPart(txn, k)
+	if err != nil {
+		return err
+	}
+	if n+d == 0 {
+		return txn.Delete(k)
+	}
+	return txn.Set(k, binary.BigEndian.AppendUint64(nil, uint64(n+d)))
+}
+
+// eachCount visits the counters below prefix (a key prefix below "records/") with their
+// summed counts, in key order; counts that sum to zero or less are skipped. The suffix passed
+// to fn is what follows prefix in the counter's key.
+func eachCount(txn *store.Txn, prefix []byte, fn func(suffix []byte, n int64)) error {
+	sums := map[string]int64{}
+	var order []string
+	visit := func(p []byte) error {
+		return txn.Iterate(store.IterOptions{Prefix: p}, func(k, v []byte) (bool, error) {
+			if len(v) != 8 {
+				return true, nil
+			}
+			suf := string(k[len(p):])
+			if _, ok := sums[suf]; !ok {
+				order = append(order, suf)
+			}
+			sums[suf] += int64(binary.BigEndian.Uint64(v))
+			return true, nil
+		})
+	}
+	if err := visit(prefix); err != nil {
+		return err
+	}
+	for s := 0; s < stripes; s++ {
+		if err := visit(stripeKey(s, prefix)); err != nil {
+			return err
+		}
+	}
+	sort.Strings(order)
+	for _, suf := range order {
+		if n := sums[suf]; n > 0 {
+			fn([]byte(suf), n)
+		}
+	}
+	return nil
+}
+
+// dropCounters deletes a collection's counters, stripes included.
+func dropCounters(txn *store.Txn, project, coll string) error {
+	n := countKey(project, coll)
+	del := [][]byte{n}
+	for s := 0; s < stripes; s++ {
+		del = append(del, stripeKey(s, n))
+	}
+	for _, k := range del {
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupStripePrefixes are the prefixes of the striped per-value counts of a collection.
+func groupStripePrefixes(project, coll string) [][]byte {
+	gp := groupCollPrefix(project, coll)
+	out := make([][]byte, 0, stripes)
+	for s := 0; s < stripes; s++ {
+		out = append(out, bytes.Clone(stripeKey(s, gp)))
+	}
+	return out
+}

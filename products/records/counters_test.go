@@ -1,0 +1,81 @@
+package records
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+)
+
+func TestStripedCountersSumWithUnstripedKey(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	n := countKey("p", "c")
+	gp := groupPrefix("p", "c", "tags")
+	a, b := append(append([]byte{}, gp...), 'a'), append(append([]byte{}, gp...), 'b')
+	err = db.Update(ctx, func(txn *store.Txn) error {
+		// A store written before stripes: unstriped counts.
+		for k, v := range map[string]uint64{string(n): 5, string(a): 3, string(b): 1} {
+			if err := txn.Set([]byte(k), binary.BigEndian.AppendUint64(nil, v)); err != nil {
+				return err
+			}
+		}
+		// Later writes keep signed parts in stripes.
+		for _, c := range []struct {
+			s int
+			k []byte
+			d int64
+		}{{1, n, -2}, {6, n, 4}, {2, a, -3}, {3, b, 2}, {3, b, -2}, {5, b, 1}} {
+			if err := addPart(txn, stripeKey(c.s, c.k), c.d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(ctx, func(txn *store.Txn) error {
+		if got, err := readCounter(txn, n); got != 7 || err != nil {
+			t.Errorf("readCounter(count) = %d, %v; want 7", got, err)
+		}
+		if got, err := readCounter(txn, a); got != 0 || err != nil {
+			t.Errorf("readCounter(a) = %d, %v; want 0", got, err)
+		}
+		if ok, _ := txn.Has(stripeKey(3, b)); ok {
+			t.Errorf("a stripe back at zero is kept")
+		}
+		var got []string
+		if err := eachCount(txn, gp, func(suf []byte, c int64) { got = append(got, fmt.Sprintf("%s=%d", suf, c)) }); err != nil {
+			return err
+		}
+		if fmt.Sprint(got) != "[b=2]" {
+			t.Errorf("eachCount = %v, want [b=2] (a sums to zero)", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStripeKeysStayApart(t *testing.T) {
+	t.Parallel()
+	seen := map[int]bool{}
+	for i := 0; i < 200; i++ {
+		seen[stripeOf(fmt.Sprintf("rec-%d", i))] = true
+	}
+	if len(seen) != stripes {
+		t.Errorf("200 ids fall in %d stripes, want %d", len(seen), stripes)
+	}
+	if got := string(stripeKey(3, countKey("p", "c"))); got != "records/d/3/n/p/c" {
+		t.Errorf("stripeKey = %q", got)
+	}
+}
