@@ -6,6 +6,7 @@ package admin
 
 import (
 	"errors"
+	"mime"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -41,7 +42,7 @@ func toAPI(err error) error {
 		e := httpx.Validation()
 		e.Message = inv.Error()
 		for _, p := range inv.Problems {
-			e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message})
+			e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message, Line: p.Line})
 		}
 		return e
 	case errors.Is(err, tenancy.ErrNotFound):
@@ -52,8 +53,27 @@ func toAPI(err error) error {
 	return err
 }
 
+// ErrDocumentType refuses a tenants document sent with a Content-Type that is neither YAML nor JSON.
+var ErrDocumentType = httpx.New(415, httpx.CodeUnsupportedContentType, "this route takes a YAML or JSON tenants document (Content-Type: application/yaml or application/json)", nil)
+
+// isYAMLType reports whether a Content-Type names YAML (application/yaml, text/yaml and their x- forms).
+func isYAMLType(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	switch mt {
+	case "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml":
+		return true
+	}
+	return false
+}
+
 func (a *API) apply(c *fiber.Ctx) error {
-	doc, err := tenancy.Parse(c.Body())
+	if ct := c.Get(fiber.HeaderContentType); !httpx.IsJSONType(ct) && !isYAMLType(ct) {
+		return ErrDocumentType
+	}
+	doc, err := a.t.Parse(c.Body())
 	if err != nil {
 		return toAPI(err)
 	}
@@ -74,7 +94,7 @@ type keyRequest struct {
 
 func (a *API) createKey(c *fiber.Ctx) error {
 	var req keyRequest
-	if err := httpx.DecodeJSON(c.Body(), &req, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &req, httpx.CodeValidationFailed); err != nil {
 		return err
 	}
 	g, err := a.t.CreateKey(c.UserContext(), tenancy.KeyRequest{Org: req.Org, Project: req.Project, Name: req.Name, Kind: req.Kind, Products: req.Products})

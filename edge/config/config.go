@@ -127,8 +127,12 @@ func (c *Config) LoadFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	if err := yamldoc.Decode(data, c); err != nil {
-		return fmt.Errorf("config: %s: %w", path, err)
+	if _, err := yamldoc.Decode(data, c); err != nil {
+		var de *yamldoc.Error
+		if errors.As(err, &de) {
+			de.File = path // "gatehouse.yaml:14: storag: unknown key"
+		}
+		return fmt.Errorf("config: %w", err)
 	}
 	return nil
 }

@@ -193,7 +193,15 @@ func (a *applier) key(org, project string, k KeySpec) error {
 			return err
 		}
 	}
-	rec := auth.Key{Hash: hash, Name: k.Name, Org: org, Project: project, Kind: kind, Test: test, Products: k.Products, Revoked: k.Revoked}
+	revoked := k.Revoked
+	if !revoked && string(prevHash) == hash {
+		// A revocation (admin API or an earlier document) holds until the document gives the
+		// key a new value: re-applying a document that still lists the key never revives it.
+		if revoked, err = a.wasRevoked(hash); err != nil {
+			return err
+		}
+	}
+	rec := auth.Key{Hash: hash, Name: k.Name, Org: org, Project: project, Kind: kind, Test: test, Products: k.Products, Revoked: revoked}
 	if err := w.keyChange().Put(key(kKey, hash), "key", k.Name, rec); err != nil {
 		return err
 	}
@@ -208,6 +216,22 @@ func (w *Writer) keyChange() *Writer {
 	c := *w
 	c.keyScope = true
 	return &c
+}
+
+// wasRevoked reports whether the stored key with this hash is revoked.
+func (a *applier) wasRevoked(hash string) (bool, error) {
+	raw, err := a.txn.Get(key(kKey, hash))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var prev auth.Key
+	if err := json.Unmarshal(raw, &prev); err != nil {
+		return false, err
+	}
+	return prev.Revoked, nil
 }
 
 func keyPath(org, project, name string) string {

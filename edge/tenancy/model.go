@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/gatehouse-dev/gatehouse/edge/yamldoc"
 )
 
 // Document is the tenants document of decisions.md section 3, read from YAML or JSON.
@@ -19,6 +21,8 @@ type Document struct {
 	// Prune deletes what the document does not mention.
 	Prune bool  `json:"prune,omitempty"`
 	Orgs  []Org `json:"orgs"`
+	// pos holds the line of every entry when the document was parsed from text.
+	pos yamldoc.Positions
 }
 
 // Org is one organization. Sections holds the keys that products own (suppressions), by name.
@@ -27,7 +31,7 @@ type Org struct {
 	Name     string                     `json:"name,omitempty"`
 	Keys     []KeySpec                  `json:"keys,omitempty"`
 	Projects []Project                  `json:"projects,omitempty"`
-	Sections map[string]json.RawMessage `json:"-"`
+	Sections map[string]json.RawMessage `json:"-" yamldoc:"rest"`
 }
 
 // KeySpec declares an API key; its kind comes from the value's prefix (or Kind when generated).
@@ -45,7 +49,7 @@ type Project struct {
 	ID       string                     `json:"id"`
 	Name     string                     `json:"name,omitempty"`
 	Keys     []KeySpec                  `json:"keys,omitempty"`
-	Sections map[string]json.RawMessage `json:"-"`
+	Sections map[string]json.RawMessage `json:"-" yamldoc:"rest"`
 }
 
 // UnmarshalJSON reads the org's own keys strictly and keeps every other key for its section.

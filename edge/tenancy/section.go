@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/yamldoc"
 )
 
 // Level says where a section's key sits in the document.
@@ -69,18 +70,29 @@ func (c *Check) Add(sub, format string, args ...any) {
 	*c.problems = append(*c.problems, Problem{Path: c.Path + sub, Message: fmt.Sprintf(format, args...)})
 }
 
-// Decode decodes raw into v refusing unknown keys; a failure is reported at Path and returns false.
+// Decode decodes raw into v as the document reader does (unknown keys and values of the wrong
+// type refused); each problem is reported at its path below Path and Decode returns false.
 func (c *Check) Decode(raw json.RawMessage, v any) bool {
 	if len(raw) == 0 {
 		return true
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	_, err := yamldoc.Decode(raw, v)
+	if err == nil {
+		return true
+	}
+	var de *yamldoc.Error
+	if !errors.As(err, &de) {
 		c.Add("", "%v", err)
 		return false
 	}
-	return true
+	for _, p := range de.Problems {
+		sub := p.Path
+		if sub != "" && !strings.HasPrefix(sub, "[") {
+			sub = "." + sub
+		}
+		c.Add(sub, "%s", p.Message)
+	}
+	return false
 }
 
 // Sibling returns the raw value of another key of the same org or project (nil when absent),

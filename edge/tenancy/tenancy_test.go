@@ -98,7 +98,7 @@ func TestUnownedSectionRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Apply(context.Background(), doc); err == nil || !strings.Contains(err.Error(), `orgs[0].projects[0]: json: unknown field "forms"`) {
+	if _, err := s.Apply(context.Background(), doc); err == nil || !strings.Contains(err.Error(), `orgs[0].projects[0].forms: unknown key`) {
 		t.Errorf("Apply(forms without a forms section) = %v, want the unknown key named", err)
 	}
 }
@@ -108,7 +108,7 @@ func TestInvalidDocumentsNamePaths(t *testing.T) {
 	for _, tc := range []struct{ name, doc, want string }{
 		{"key prefix", `orgs: [{slug: a, projects: [{id: p, keys: [{name: k, value: pk_live_okay, products: [forms]}, {name: k2, value: pk_live_ok2x, products: [forms]}, {name: k3, value: xx_bad, products: [forms]}]}]}]`,
 			"orgs[0].projects[0].keys[2]: value must start with pk_live_, pk_test_ or sk_live_"},
-		{"unknown key", `orgs: [{slug: a, nope: 1}]`, "unknown field"},
+		{"unknown key", "orgs:\n  - slug: a\n    projcts: []\n", "3: orgs[0].projcts: unknown key"},
 		{"bad slug", `orgs: [{slug: "A B"}]`, "orgs[0].slug"},
 		{"duplicate project", `orgs: [{slug: a, projects: [{id: p}]}, {slug: b, projects: [{id: p}]}]`, "orgs[1].projects[0]: project id \"p\" repeats orgs[0].projects[0]"},
 		{"unknown product", `orgs: [{slug: a, keys: [{name: k, value: pk_live_abcd, products: [fax]}]}]`, "orgs[0].keys[0].products[0]"},
@@ -117,11 +117,8 @@ func TestInvalidDocumentsNamePaths(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			doc, err := tenancy.Parse([]byte(tc.doc))
-			if err == nil {
-				// The keys of products' sections are judged by the service that knows them.
-				err = open(t).Validate(doc)
-			}
+			// The keys of products' sections are judged by the service that knows them.
+			_, err := open(t).Parse([]byte(tc.doc))
 			var inv *tenancy.InvalidError
 			if !errors.As(err, &inv) {
 				t.Fatalf("Parse(%s) err = %v, want *InvalidError", tc.name, err)
@@ -239,4 +236,57 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("document changed through JSON:\n%s\n%s", raw, raw2)
 		}
 	})
+}
+
+// A key revoked through the admin API stays revoked when a document that still lists it
+// (without revoked: true) is applied again; a new value in the document is a new key.
+func TestRevokedKeyStaysRevokedOnReapply(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	ctx := context.Background()
+	for _, tc := range []struct{ name, key, doc, value string }{
+		{"given value", "k", `orgs: [{slug: a, projects: [{id: p, keys: [{name: k, value: sk_live_keepdead1, products: [email]}]}]}]`, "sk_live_keepdead1"},
+		{"generated value", "g", `orgs: [{slug: a, projects: [{id: p, keys: [{name: g, kind: secret, products: [email]}]}]}]`, ""},
+	} {
+		rep := apply(t, s, []byte(tc.doc))
+		value := tc.value
+		if value == "" {
+			value = rep.Generated[0].Value
+		}
+		if err := s.RevokeKey(ctx, "a", "p", tc.key); err != nil {
+			t.Fatalf("%s: RevokeKey: %v", tc.name, err)
+		}
+		apply(t, s, []byte(tc.doc))
+		if k, err := s.KeyByHash(ctx, auth.Hash(value)); err != nil || !k.Revoked {
+			t.Errorf("%s: after re-apply KeyByHash = %+v, %v; want the key still revoked", tc.name, k, err)
+		}
+	}
+	// A new value is a new key: it works.
+	apply(t, s, []byte(`orgs: [{slug: a, projects: [{id: p, keys: [{name: k, value: sk_live_newlife1, products: [email]}]}]}]`))
+	if k, err := s.KeyByHash(ctx, auth.Hash("sk_live_newlife1")); err != nil || k.Revoked {
+		t.Errorf("rotated key = %+v, %v; want a live key", k, err)
+	}
+}
+
+// Problems found by Validate carry the line of their entry too, and the file when the caller
+// names it.
+func TestProblemsHaveLines(t *testing.T) {
+	t.Parallel()
+	doc := "orgs:\n  - slug: a\n    projects:\n      - id: p\n        keys:\n          - {name: k, value: xx_bad, products: [forms]}\n"
+	_, err := tenancy.Parse([]byte(doc))
+	var inv *tenancy.InvalidError
+	if !errors.As(err, &inv) || len(inv.Problems) == 0 {
+		t.Fatalf("Parse = %v, want *InvalidError", err)
+	}
+	if p := inv.Problems[0]; p.Line != 6 || p.Path != "orgs[0].projects[0].keys[0]" {
+		t.Errorf("problem = %+v, want line 6 at orgs[0].projects[0].keys[0]", p)
+	}
+	inv.File = "tenants.yaml"
+	if !strings.Contains(inv.Error(), "tenants.yaml:6: orgs[0].projects[0].keys[0]: value must start with") {
+		t.Errorf("Error() = %q", inv.Error())
+	}
+	_, err = tenancy.Parse([]byte(`{"orgs":[{"slug":"a","projects":"p"}]}`))
+	if err == nil || !strings.Contains(err.Error(), "1: orgs[0].projects: must be a list") || strings.Contains(err.Error(), "tenancy.") {
+		t.Errorf("Parse(wrong type) = %v, want a line, a path and no Go type name", err)
+	}
 }

@@ -44,7 +44,7 @@ func (s *Service) Validate(d *Document) error {
 	c := &checker{}
 	d.check(c, s.sections, true)
 	if len(c.problems) > 0 {
-		return &InvalidError{Problems: c.problems}
+		return d.lines(&InvalidError{Problems: c.problems})
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ func (c *checker) sections(path string, level Level, org, project string, raw ma
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		c.add(path, "json: unknown field %q", k)
+		c.add(path+"."+k, "unknown key")
 	}
 }
 

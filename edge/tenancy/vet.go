@@ -61,7 +61,7 @@ func (s *Service) vet(ctx context.Context, doc *Document) error {
 		}
 	}
 	if problems != nil {
-		return &RefusedError{Problems: problems}
+		return doc.lines(&RefusedError{Problems: problems})
 	}
 	return nil
 }

@@ -77,7 +77,7 @@ func (a *API) addSuppression(c *fiber.Ctx) error {
 		Email  string `json:"email"`
 		Reason string `json:"reason"`
 	}
-	if err := httpx.DecodeJSON(c.Body(), &req, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &req, httpx.CodeValidationFailed); err != nil {
 		return err
 	}
 	if !validAddress(req.Email) {
@@ -101,15 +101,16 @@ func (a *API) removeSuppression(c *fiber.Ctx) error {
 }
 
 func (a *API) send(c *fiber.Ctx) error {
+	body, err := httpx.JSONBody(c, httpx.CodeValidationFailed)
+	if err != nil {
+		return err
+	}
 	var req SendRequest
-	dec := json.NewDecoder(bytes.NewReader(c.Body()))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		return decodeError(err)
-	}
-	if dec.More() {
-		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "must be one JSON object"})
 	}
 	k := auth.KeyOf(c)
 	idem := utils.CopyString(c.Get("Idempotency-Key"))
@@ -159,7 +160,7 @@ func (a *API) list(c *fiber.Ctx) error {
 
 func (a *API) event(c *fiber.Ctx) error {
 	var ev Event
-	if err := httpx.DecodeJSON(c.Body(), &ev, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &ev, httpx.CodeValidationFailed); err != nil {
 		return err
 	}
 	m, err := a.svc.ApplyEvent(c.UserContext(), ev)

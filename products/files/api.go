@@ -91,8 +91,12 @@ func scopeOf(c *fiber.Ctx) Scope {
 
 // fields decodes a JSON object body into raw fields (VALIDATION_FAILED when it is not one).
 func fields(c *fiber.Ctx) (map[string]json.RawMessage, error) {
+	body, err := httpx.JSONBody(c, httpx.CodeValidationFailed)
+	if err != nil {
+		return nil, err
+	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(c.Body(), &m); err != nil || m == nil {
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
 		return nil, httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "must be a JSON object"})
 	}
 	return m, nil

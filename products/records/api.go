@@ -154,7 +154,7 @@ func (p *Product) put(c *fiber.Ctx) error {
 		return err
 	}
 	var in WriteRecord
-	if err := httpx.DecodeJSON(c.Body(), &in, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &in, httpx.CodeValidationFailed); err != nil {
 		return err
 	}
 	if id := c.Params("id"); id != "" {

@@ -325,6 +325,7 @@ func (r *record) times() (time.Time, time.Time) {
 func readCount(txn *store.Txn, project, coll string) (int64, error) {
 	return readCounter(txn, countKey(project, coll))
 }
+
 // cutPath splits "<project>/<collection>/<id>" (or fewer parts): the tail of a record key and a
 // title journal entry.
 func cutPath(p string) (project, coll, id string) {
