@@ -36,6 +36,7 @@ type Config struct {
 	Storage         Storage  `json:"storage"`
 	Email           Email    `json:"email"`
 	Files           Files    `json:"files"`
+	Forms           Forms    `json:"forms"`
 	Captcha         Captcha  `json:"captcha"`
 	Plugins         Plugins  `json:"plugins"`
 }
@@ -94,10 +95,23 @@ type Provider struct {
 	VerifyURL string `json:"verify_url"`
 }
 
+// Forms configures the forms product.
+type Forms struct {
+	// RatePerMinute is the submission limit per key and form: the interface's 60. Load tests
+	// raise it (make bench-plugins-isolation); production keeps it.
+	RatePerMinute int `json:"rate_per_minute"`
+}
+
 // Plugins configures the Wasm host.
 type Plugins struct {
 	CacheDir string `json:"cache_dir"`
 	PoolSize int    `json:"pool_size"`
+	// MemoryBudgetMB bounds the memory of all plugin instances together, shared equally by
+	// the projects with plugins (decisions.md 8.5).
+	MemoryBudgetMB int `json:"memory_budget_mb"`
+	// CPUBudgetMs is the plugin time one project may use per second; past it the project's
+	// plugin calls are refused (503 PLUGIN_BUSY, or its onError policy) until it refills.
+	CPUBudgetMs int `json:"cpu_budget_ms"`
 }
 
 // Default returns the configuration with every default filled in.
@@ -117,7 +131,8 @@ func Default() Config {
 			HCaptcha:  Provider{VerifyURL: "https://api.hcaptcha.com/siteverify"},
 			ReCaptcha: Provider{VerifyURL: "https://www.google.com/recaptcha/api/siteverify"},
 		},
-		Plugins: Plugins{PoolSize: 4},
+		Forms:   Forms{RatePerMinute: 60},
+		Plugins: Plugins{PoolSize: 4, MemoryBudgetMB: 256, CPUBudgetMs: 500},
 	}
 }
 

@@ -12,8 +12,9 @@ import (
 // addForms wires the Forms product (public routes and the admin inbox) and the embed host.
 func (a *assembly) addForms(ctx context.Context, d deps) error {
 	svc, err := forms.New(forms.Options{
-		DB:    d.db,
-		Blobs: d.blobs,
+		DB:            d.db,
+		Blobs:         d.blobs,
+		RatePerMinute: d.cfg.Forms.RatePerMinute,
 		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
 			d.cfg.Captcha.ReCaptcha.VerifyURL, nil),
 		Filter:     formsPlugins{h: d.plugins},

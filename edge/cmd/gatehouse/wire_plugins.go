@@ -36,6 +36,8 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 	if d.cfg.Plugins.PoolSize > 0 {
 		opts.PoolSize = d.cfg.Plugins.PoolSize
 	}
+	opts.MemoryBudgetMB = d.cfg.Plugins.MemoryBudgetMB
+	opts.CPUBudget = time.Duration(d.cfg.Plugins.CPUBudgetMs) * time.Millisecond
 	h, err := host.New(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -240,6 +242,19 @@ func fingerprint(r host.Registration) string {
 // ErrPluginFailed answers a request whose fail-closed plugin could not give a verdict.
 var ErrPluginFailed = httpx.New(503, "PLUGIN_FAILED", "a plugin of this project failed; try again", nil)
 
+// errPluginBusy answers a request whose fail-closed plugin was not run because the project's
+// plugins used up their CPU budget (or their queue was full): the caller may retry shortly.
+var errPluginBusy = &httpx.Error{Status: 503, Code: "PLUGIN_BUSY",
+	Message: "this project's plugins are over their CPU budget; try again shortly", Header: map[string]string{"Retry-After": "1"}}
+
+// pluginError is the API error of a fail-closed plugin that gave no verdict.
+func pluginError(err error) error {
+	if errors.Is(err, host.ErrBusy) {
+		return fmt.Errorf("%w: %v", errPluginBusy, err)
+	}
+	return fmt.Errorf("%w: %v", ErrPluginFailed, err)
+}
+
 // rejected turns a plugin's reject verdict into the API error the caller sees.
 func rejected(code, message, plugin string) error {
 	if code == "" {
@@ -265,7 +280,7 @@ var (
 func (f formsPlugins) FilterSubmission(ctx context.Context, in forms.FilterInput) (map[string]any, error) {
 	v, err := f.h.FormsSubmit(ctx, in.Project, in.Form, in.Data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPluginFailed, err)
+		return nil, pluginError(err)
 	}
 	switch v.Action {
 	case host.Reject:
@@ -320,7 +335,7 @@ func (e emailPlugins) FilterSend(ctx context.Context, project string, d *email.D
 	}
 	v, err := e.h.EmailSend(ctx, project, in)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrPluginFailed, err)
+		return pluginError(err)
 	}
 	switch v.Action {
 	case host.Reject:
