@@ -35,7 +35,8 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 	switch d.cfg.Email.Transport {
 	case "smtp":
 		s := d.cfg.Email.SMTP
-		tr, err = email.NewSMTP(email.SMTPConfig{Host: s.Host, Port: s.Port, Username: s.Username, Password: s.Password, TLS: s.TLS}, time.Now)
+		tr, err = email.NewSMTP(email.SMTPConfig{Host: s.Host, Port: s.Port, Username: s.Username, Password: s.Password, TLS: s.TLS,
+			Dial: d.egress.DialContext}, time.Now)
 		if err != nil {
 			_ = svc.Close()
 			return err

@@ -16,7 +16,7 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 		Blobs:         d.blobs,
 		RatePerMinute: d.cfg.Forms.RatePerMinute,
 		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
-			d.cfg.Captcha.ReCaptcha.VerifyURL, nil),
+			d.cfg.Captcha.ReCaptcha.VerifyURL, d.egress.Client()),
 		Filter:     formsPlugins{h: d.plugins},
 		Plugins:    formsPlugins{h: d.plugins},
 		AdminBase:  strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",
