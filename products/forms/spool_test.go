@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // zeros reads n zero bytes without holding them.
@@ -26,9 +24,9 @@ func (zeros) Read(p []byte) (int, error) {
 // is on bytes allocated, not on time: the whole-body decoder this replaced allocated more
 // than twice the body.
 func TestDecodeMultipartMemory(t *testing.T) {
-	c := compile(tenancy.Form{Slug: "g", Published: true, Fields: []tenancy.FormField{
+	c := compile("p", Form{Slug: "g", Published: true, Fields: []FormField{
 		{Name: "front", Type: "file"}, {Name: "back", Type: "file"},
-	}}, tenancy.ProjectInfo{ID: "p"})
+	}}, nil)
 	const partSize = 49 << 20 / 10
 	pr, pw := io.Pipe()
 	w := multipart.NewWriter(pw)
@@ -74,9 +72,9 @@ func TestDecodeMultipartMemory(t *testing.T) {
 // buffers them (it accepts 10 MB and allocated 61 MB for a 9 MB header line); headers under
 // the bound, and delimiters split across reads of any size, pass.
 func TestPartHeaderBounded(t *testing.T) {
-	c := compile(tenancy.Form{Slug: "g", Published: true, Fields: []tenancy.FormField{
+	c := compile("p", Form{Slug: "g", Published: true, Fields: []FormField{
 		{Name: "front", Type: "file"}, {Name: "note", Type: "text"},
-	}}, tenancy.ProjectInfo{ID: "p"})
+	}}, nil)
 	part := func(pad int) string {
 		return "--BOUNDARY\r\nContent-Disposition: form-data; name=\"front\"; filename=\"a.png\"\r\nX-Pad: " +
 			strings.Repeat("a", pad) + "\r\n\r\n\x89PNG\r\n\x1a\n\r\n--BOUNDARY\r\n" +
