@@ -3,21 +3,11 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
-
-// hook returns a webhook of a project, or ErrNotFound when either is unknown.
-func (s *Service) hook(ctx context.Context, project, name string) (tenancy.StoredWebhook, error) {
-	h, err := s.tenants.Webhook(ctx, project, name)
-	if errors.Is(err, tenancy.ErrNotFound) {
-		return h, ErrNotFound
-	}
-	return h, err
-}
 
 // Attempts lists a webhook's delivery attempts newest first, limit per page, after the
 // attempt id after ("" for the first page); next is the id to continue after ("" at the end).

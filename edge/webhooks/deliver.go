@@ -83,7 +83,7 @@ func (r result) detail() string {
 }
 
 // post sends one signed attempt of payload with id to the webhook.
-func (s *Service) post(ctx context.Context, h tenancy.StoredWebhook, id string, payload []byte) result {
+func (s *Service) post(ctx context.Context, h StoredWebhook, id string, payload []byte) result {
 	now := s.now()
 	sig, err := sign(h.Secrets(now), id, now, payload)
 	if err != nil {
@@ -132,10 +132,10 @@ func backoff(base time.Duration, n int) time.Duration {
 // attempt delivers d once and records the outcome; base is the backoff base (BaseBackoff, or a
 // shorter one in tests).
 func (s *Service) attempt(ctx context.Context, d Delivery, base time.Duration) {
-	h, err := s.tenants.Webhook(ctx, d.Project, d.Webhook)
+	h, err := s.hook(ctx, d.Project, d.Webhook)
 	var r result
 	switch {
-	case errors.Is(err, tenancy.ErrNotFound):
+	case errors.Is(err, ErrNotFound):
 		r = result{err: errors.New("the webhook was removed from the tenants document")}
 	case err != nil:
 		s.log.Warn("webhooks: reading a webhook failed; retrying later", "project", d.Project, "webhook", d.Webhook, "err", err)

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,23 +43,13 @@ import (
 var (
 	// ErrNotFound reports an unknown project or webhook.
 	ErrNotFound = errors.New("webhooks: no such webhook")
-	// ErrBadEvent reports an event type outside tenancy.WebhookEvents.
+	// ErrBadEvent reports an event type outside Events.
 	ErrBadEvent = errors.New("webhooks: unknown event type")
 )
 
-// Tenants is what the package reads of tenancy (*tenancy.Service implements it).
-type Tenants interface {
-	Project(ctx context.Context, id string) (tenancy.ProjectInfo, error)
-	Webhooks(ctx context.Context, project string) ([]tenancy.StoredWebhook, error)
-	Webhook(ctx context.Context, project, name string) (tenancy.StoredWebhook, error)
-}
-
-var _ Tenants = (*tenancy.Service)(nil)
-
-// Options configures New. DB, Tenants and Egress are required.
+// Options configures New. DB and Egress are required.
 type Options struct {
-	DB      *store.DB
-	Tenants Tenants
+	DB *store.DB
 	// Egress is the outbound policy every delivery connects through.
 	Egress *egress.Policy
 	// Now is the clock (time.Now when nil).
@@ -70,17 +61,16 @@ type Options struct {
 
 // Service enqueues events and answers the admin reads; the Worker delivers.
 type Service struct {
-	db      *store.DB
-	tenants Tenants
-	client  *http.Client
-	egress  *egress.Policy
-	now     func() time.Time
-	log     *slog.Logger
-	m       *metrics
+	db     *store.DB
+	client *http.Client
+	egress *egress.Policy
+	now    func() time.Time
+	log    *slog.Logger
+	m      *metrics
 
 	// hooks caches each project's webhooks; gen guards it against a read that raced an
 	// invalidation (the read's result is dropped when gen moved meanwhile).
-	hooks *lru.Cache[string, []tenancy.StoredWebhook]
+	hooks *lru.Cache[string, []StoredWebhook]
 	genMu sync.Mutex
 	gen   uint64
 
@@ -89,10 +79,10 @@ type Service struct {
 
 // New returns the service; it starts nothing.
 func New(o Options) (*Service, error) {
-	if o.DB == nil || o.Tenants == nil || o.Egress == nil {
-		return nil, errors.New("webhooks: DB, Tenants and Egress are required")
+	if o.DB == nil || o.Egress == nil {
+		return nil, errors.New("webhooks: DB and Egress are required")
 	}
-	s := &Service{db: o.DB, tenants: o.Tenants, egress: o.Egress, client: o.Egress.Client(), now: o.Now, log: o.Log,
+	s := &Service{db: o.DB, egress: o.Egress, client: o.Egress.Client(), now: o.Now, log: o.Log,
 		m: newMetrics(o.Registerer), wake: make(chan struct{}, 1)}
 	if s.now == nil {
 		s.now = time.Now
@@ -100,11 +90,11 @@ func New(o Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.hooks, _ = lru.New[string, []tenancy.StoredWebhook](4096)
+	s.hooks, _ = lru.New[string, []StoredWebhook](4096)
 	return s, nil
 }
 
-// Invalidate forgets the cached webhooks; wire it to tenancy's OnChange.
+// Invalidate forgets the cached webhooks (Changed calls it after each apply).
 func (s *Service) Invalidate() {
 	s.genMu.Lock()
 	s.gen++
@@ -113,14 +103,14 @@ func (s *Service) Invalidate() {
 }
 
 // projectHooks returns a project's webhooks through the cache.
-func (s *Service) projectHooks(ctx context.Context, project string) ([]tenancy.StoredWebhook, error) {
+func (s *Service) projectHooks(ctx context.Context, project string) ([]StoredWebhook, error) {
 	if hs, ok := s.hooks.Get(project); ok {
 		return hs, nil
 	}
 	s.genMu.Lock()
 	gen := s.gen
 	s.genMu.Unlock()
-	hs, err := s.tenants.Webhooks(ctx, project)
+	hs, err := s.readHooks(ctx, project)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +124,7 @@ func (s *Service) projectHooks(ctx context.Context, project string) ([]tenancy.S
 
 // Event is one state change a product reports.
 type Event struct {
-	// Type is one of tenancy.WebhookEvents.
+	// Type is one of Events.
 	Type string
 	// Project is the project whose webhooks receive it.
 	Project string
@@ -238,12 +228,7 @@ func (s *Service) Enqueue(ctx context.Context, txn *store.Txn, ev Event) error {
 }
 
 func isEvent(t string) bool {
-	for _, e := range tenancy.WebhookEvents {
-		if e == t {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(Events, t)
 }
 
 // put writes d and keeps its queue and order entries in step with its status; prevDue is the

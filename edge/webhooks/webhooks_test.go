@@ -118,19 +118,8 @@ func start(t *testing.T, policy egress.Options, document string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	ten := tenancy.New(db, tenancy.Options{})
-	d, err := tenancy.Parse([]byte(document))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ten.Apply(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
-	svc, err := webhooks.New(webhooks.Options{DB: db, Tenants: ten, Egress: egress.New(policy)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ten.OnChange(func(context.Context, []tenancy.Change) { svc.Invalidate() })
+	ten, svc := open(t, db, egress.New(policy))
+	applyDoc(t, ten, document)
 	w := svc.NewWorker(webhooks.WorkerOptions{PollInterval: 10 * time.Millisecond, BaseBackoff: 10 * time.Millisecond})
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -259,22 +248,18 @@ func TestPingAndGeneratedSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ten := tenancy.New(db, tenancy.Options{})
+	ten, svc := open(t, db, egress.New(egress.Options{AllowPrivateNetworks: true}))
 	first := applyDoc(t, ten, doc("https://hooks.example.com/in", "", "form.submitted"))
-	if len(first.GeneratedSecrets) != 1 || !strings.HasPrefix(first.GeneratedSecrets[0].Secret, "whsec_") {
-		t.Fatalf("first apply generated %+v, want one whsec_ secret", first.GeneratedSecrets)
+	if len(first.Secrets) != 1 || !strings.HasPrefix(first.Secrets[0].Value, "whsec_") || first.Secrets[0].Name != "main" {
+		t.Fatalf("first apply generated %+v, want one whsec_ secret", first.Secrets)
 	}
-	gen := first.GeneratedSecrets[0].Secret
+	gen := first.Secrets[0].Value
 	again := applyDoc(t, ten, doc("https://hooks.example.com/in", "", "form.submitted"))
-	if again.Changed || len(again.GeneratedSecrets) != 0 {
-		t.Fatalf("second apply = changed %v, generated %+v; want no change and no secret shown again", again.Changed, again.GeneratedSecrets)
+	if again.Changed || len(again.Secrets) != 0 {
+		t.Fatalf("second apply = changed %v, generated %+v; want no change and no secret shown again", again.Changed, again.Secrets)
 	}
 	r := newReceiver(t, gen)
 	applyDoc(t, ten, doc(r.URL, "", "form.submitted"))
-	svc, err := webhooks.New(webhooks.Options{DB: db, Tenants: ten, Egress: egress.New(egress.Options{AllowPrivateNetworks: true})})
-	if err != nil {
-		t.Fatal(err)
-	}
 	res, err := svc.Ping(context.Background(), "site", "main")
 	if err != nil || !res.OK || res.StatusCode != 200 {
 		t.Fatalf("Ping = %+v, %v; want 200", res, err)
@@ -294,7 +279,6 @@ func TestPingAndGeneratedSecret(t *testing.T) {
 	// receiver still holding either secret verifies.
 	rotated := "whsec_" + strings.Repeat("QUJD", 8)
 	applyDoc(t, ten, doc(r.URL, rotated, "form.submitted"))
-	svc.Invalidate()
 	if res, err := svc.Ping(context.Background(), "site", "main"); err != nil || !res.OK {
 		t.Fatalf("Ping after rotation, receiver with the old secret = %+v, %v", res, err)
 	}
@@ -305,6 +289,20 @@ func TestPingAndGeneratedSecret(t *testing.T) {
 		t.Fatalf("Ping after rotation, receiver with the new secret = %+v, %v", res, err)
 	}
 	r2.next(t)
+}
+
+// open returns tenancy with the webhooks section registered, and the webhooks service.
+func open(t *testing.T, db *store.DB, p *egress.Policy) (*tenancy.Service, *webhooks.Service) {
+	t.Helper()
+	ten := tenancy.New(db, tenancy.Options{})
+	svc, err := webhooks.New(webhooks.Options{DB: db, Egress: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ten.Add(svc); err != nil {
+		t.Fatal(err)
+	}
+	return ten, svc
 }
 
 func applyDoc(t *testing.T, ten *tenancy.Service, document string) *tenancy.Report {
@@ -321,6 +319,12 @@ func applyDoc(t *testing.T, ten *tenancy.Service, document string) *tenancy.Repo
 }
 
 func TestDocumentValidation(t *testing.T) {
+	db, err := store.Open(store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ten, _ := open(t, db, egress.New(egress.Options{}))
 	for _, tc := range []struct{ name, doc, path string }{
 		{"bad url", doc("ftp://x.example.com/", "", "form.submitted"), "orgs[0].projects[0].webhooks[0].url"},
 		{"credentials", doc("https://u:p@x.example.com/", "", "form.submitted"), "orgs[0].projects[0].webhooks[0].url"},
@@ -329,7 +333,7 @@ func TestDocumentValidation(t *testing.T) {
 	} {
 		d, err := tenancy.Parse([]byte(tc.doc))
 		if err == nil {
-			err = d.Validate()
+			err = ten.Validate(d)
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.path) {
 			t.Errorf("%s: Validate = %v, want a problem at %s", tc.name, err, tc.path)

@@ -137,7 +137,7 @@ func applyCmd(ctx context.Context, args []string, stdout io.Writer, env []string
 			Op, Kind, Path string
 		} `json:"changes"`
 		Generated []struct{ Org, Project, Name, Value string } `json:"generatedKeys"`
-		Secrets   []tenancy.GeneratedSecret                    `json:"generatedWebhookSecrets"`
+		Secrets   []tenancy.GeneratedSecret                    `json:"generatedSecrets"`
 	}
 	if err := client().do(ctx, http.MethodPost, "/apply", "application/yaml", bytes.NewReader(raw), &rep); err != nil {
 		var ae *apiError

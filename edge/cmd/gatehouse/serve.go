@@ -124,7 +124,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		if err != nil {
 			return err
 		}
-		if doc, err = tenancy.Parse(raw); err != nil {
+		if doc, err = ten.Parse(raw); err != nil {
 			var inv *tenancy.InvalidError
 			if errors.As(err, &inv) {
 				inv.File = tenantsFile // "tenants.yaml:14: orgs[0].projcts: unknown key"
@@ -140,7 +140,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		for _, g := range rep.Generated {
 			fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, g.Project, g.Name), g.Value)
 		}
-		printSecrets(stdout, rep.GeneratedSecrets)
+		printSecrets(stdout, rep.Secrets)
 	}
 
 	srv, err := edge.New(edge.Options{
@@ -178,10 +178,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	return app.stop(sctx)
 }
 
-// printSecrets prints the webhook secrets an apply generated (they are shown only here).
+// printSecrets prints the secrets an apply generated (webhook signing secrets; shown only here).
 func printSecrets(w io.Writer, secrets []tenancy.GeneratedSecret) {
 	for _, g := range secrets {
-		fmt.Fprintf(w, "generated webhook secret %s/%s (shown once): %s\n", g.Project, g.Webhook, g.Secret)
+		fmt.Fprintf(w, "generated %s secret %s (shown once): %s\n", g.Kind, keyLabel(g.Org, g.Project, g.Name), g.Value)
 	}
 }
 

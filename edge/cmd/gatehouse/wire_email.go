@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 )
 
@@ -28,7 +27,10 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 	if err != nil {
 		return err
 	}
-	d.tenancy.OnChange(func(context.Context, []tenancy.Change) { svc.Invalidate() })
+	if err := d.tenancy.Add(svc); err != nil {
+		_ = svc.Close()
+		return err
+	}
 	var tr email.Transport
 	switch d.cfg.Email.Transport {
 	case "smtp":
