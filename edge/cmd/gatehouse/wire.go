@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
+	"github.com/gatehouse-dev/gatehouse/products/email"
 )
 
 // deps are what every product is built from.
@@ -52,6 +53,8 @@ type assembly struct {
 	components []component
 	readiness  []func() error
 	closers    []func(context.Context) error
+	// mail is the email product's service: form notifications are queued through it.
+	mail *email.Service
 }
 
 // wire builds every product from deps. This is the one place that knows all products.
