@@ -1,6 +1,7 @@
 package forms
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,14 @@ import (
 // MaxMultipartTextBytes bounds the text parts of one multipart submission together: the same
 // budget as a JSON body, so only file parts can make a multipart body large.
 const MaxMultipartTextBytes = MaxJSONBytes
+
+// maxPartHeaderBytes bounds the header block of one part. mime/multipart accepts up to 10 MB of
+// headers per part and allocates several times that to read them (a 9 MB header line cost 61
+// MB): headerGuard refuses a longer block before the reader sees it.
+const maxPartHeaderBytes = 64 << 10
+
+// errPartHeader is a part whose header block is longer than maxPartHeaderBytes.
+var errPartHeader = errors.New("forms: a multipart part header is longer than 64 KB")
 
 // spoolPrefix names the temporary files that hold file parts until the submission is stored.
 const spoolPrefix = "part-"
@@ -55,6 +64,9 @@ func (s *Spool) Remove() {
 // refused before its bytes are read. On error the spooled files are already removed.
 func decodeMultipart(body io.Reader, boundary, dir string, kinds FieldKinds, log *slog.Logger) (*Spool, error) {
 	bad := func(err error) error {
+		if errors.Is(err, errPartHeader) {
+			return err
+		}
 		e := httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
 		e.Err = err
 		return e
@@ -66,7 +78,11 @@ func decodeMultipart(body io.Reader, boundary, dir string, kinds FieldKinds, log
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Spool{Values: map[string]any{}, Files: map[string][]FilePart{}, log: log}
-	err := s.read(multipart.NewReader(body, boundary), dir, kinds, bad)
+	guard := &headerGuard{r: body, delim: []byte("--" + boundary)}
+	err := s.read(multipart.NewReader(guard, boundary), dir, kinds, bad)
+	if errors.Is(err, errPartHeader) {
+		err = httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "has a part whose headers are longer than 64 KB"})
+	}
 	if err != nil {
 		s.Remove()
 		return nil, err
@@ -197,4 +213,77 @@ func cleanSpool(dir string, log *slog.Logger) {
 	if len(stale) > 0 {
 		log.Info("removed spooled file parts left by a crash", "count", len(stale), "dir", dir)
 	}
+}
+
+// headerGuard passes a multipart body through unchanged and fails with errPartHeader when the
+// header block of a part (from a "--boundary" delimiter to the blank line that ends the
+// headers) is longer than maxPartHeaderBytes. It finds delimiters with bytes.Index over each
+// read (plus the few bytes of the previous one a delimiter may straddle) and counts header
+// bytes one by one; it parses nothing else, mime/multipart does.
+type headerGuard struct {
+	r     io.Reader
+	delim []byte
+	buf   []byte // the carried bytes and the current read, reused
+	carry int    // how many bytes at the start of buf come from the previous read
+	head  bool   // inside a header block
+	n     int    // bytes of the current header block so far
+	crlf  int    // how much of "\r\n\r\n" the last header bytes matched
+	done  bool   // past the close delimiter
+}
+
+func (g *headerGuard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if n > 0 && !g.done {
+		if gerr := g.scan(p[:n]); gerr != nil {
+			return 0, gerr
+		}
+	}
+	return n, err
+}
+
+func (g *headerGuard) scan(chunk []byte) error {
+	g.buf = append(g.buf[:g.carry], chunk...)
+	b := g.buf
+	for i := 0; i < len(b); {
+		if g.head {
+			for ; i < len(b); i++ {
+				if g.n == 0 && len(b)-i >= 2 && b[i] == '-' && b[i+1] == '-' {
+					g.done = true // the close delimiter: the rest is the epilogue
+					g.carry = 0
+					return nil
+				}
+				g.n++
+				if g.n > maxPartHeaderBytes {
+					return errPartHeader
+				}
+				switch {
+				case b[i] == "\r\n\r\n"[g.crlf]:
+					g.crlf++
+				case b[i] == '\r':
+					g.crlf = 1
+				default:
+					g.crlf = 0
+				}
+				if g.crlf == 4 {
+					g.head, i = false, i+1
+					break
+				}
+			}
+			continue
+		}
+		k := bytes.Index(b[i:], g.delim)
+		if k < 0 {
+			// Keep what a delimiter split by the next read could start with.
+			rest := b[i:]
+			if keep := len(g.delim) - 1; len(rest) > keep {
+				rest = rest[len(rest)-keep:]
+			}
+			g.carry = copy(g.buf, rest)
+			return nil
+		}
+		i += k + len(g.delim)
+		g.head, g.n, g.crlf = true, 0, 0
+	}
+	g.carry = 0
+	return nil
 }

@@ -137,6 +137,11 @@ func (p *Product) aggregate(c *fiber.Ctx) error {
 	if v := c.Query("count"); v != "" && v != "true" {
 		return validation("count", "must be true when given")
 	}
+	for _, name := range []string{"groupBy", "distinct"} {
+		if c.Context().QueryArgs().Has(name) && c.Query(name) == "" {
+			return validation(name, "must name a field when given")
+		}
+	}
 	body, err := p.svc.Aggregate(c.UserContext(), AggregateQuery{
 		Project: t.project, Collection: t.collection, Secret: t.secret, Filters: filters(c),
 		Q: utils.CopyString(c.Query("q")), GroupBy: utils.CopyString(c.Query("groupBy")),

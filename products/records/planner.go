@@ -26,6 +26,11 @@ func compile(sch *Schema, secret bool, filters []string, q, sortRaw string) (*cr
 	}
 	sort.Strings(keys)
 	c.words = title.Words(q)
+	if q != "" && len(c.words) == 0 {
+		// A q of punctuation and spaces only searches for nothing; answering every record, as
+		// if q were absent, would hide the caller's mistake.
+		return nil, validation("q", "must contain a letter or a digit")
+	}
 	var err error
 	if c.sort, err = parseSort(sch, sortRaw, secret); err != nil {
 		return nil, err

@@ -124,7 +124,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		if err != nil {
 			return err
 		}
-		if doc, err = tenancy.Parse(raw); err != nil {
+		if doc, err = ten.Parse(raw); err != nil {
 			var inv *tenancy.InvalidError
 			if errors.As(err, &inv) {
 				inv.File = tenantsFile // "tenants.yaml:14: orgs[0].projcts: unknown key"
