@@ -15,10 +15,12 @@ import (
 // The server's own view of its connections, for two things fasthttp does not do:
 //
 //   - Graceful stop with quiet connections. fasthttp counts a connection as busy from the
-//     moment it is accepted, and one that never sends a request keeps Shutdown waiting for the
-//     whole timeout. The listener below tracks every connection and whether a byte of a request
-//     has arrived since its last answer; Shutdown closes the quiet ones at once and waits only
-//     for requests in flight.
+//     moment it is accepted, so one that never sends a request held its Shutdown for the whole
+//     timeout; and it closes "idle" keep-alive connections even when the next request already
+//     waits unread in the kernel. The listener below tracks every connection and whether a
+//     request byte has arrived (or waits) since its last answer. Shutdown closes the quiet
+//     ones at once, answers every later request with Connection: close, and waits until the
+//     requests in flight are answered and their connections closed.
 //   - Lingering close. When the server answers before reading the whole body (413, or a
 //     refusal before a large upload) and closes, the kernel resets a connection that still has
 //     unread data, and the client often sees the reset instead of the answer. Close sends FIN
@@ -34,15 +36,16 @@ const (
 // connListener tracks the connections it accepts.
 type connListener struct {
 	net.Listener
-	mu      sync.Mutex
-	conns   map[*trackedConn]struct{}
-	closed  bool
-	closeMu sync.Once
-	err     error
+	mu       sync.Mutex
+	conns    map[*trackedConn]struct{}
+	stopping bool
+	drained  chan struct{} // closed when stopping and no connection is left
+	once     sync.Once
+	err      error
 }
 
 func newConnListener(ln net.Listener) *connListener {
-	return &connListener{Listener: ln, conns: map[*trackedConn]struct{}{}}
+	return &connListener{Listener: ln, conns: map[*trackedConn]struct{}{}, drained: make(chan struct{})}
 }
 
 // Accept wraps each connection so the server knows when it is quiet.
@@ -54,7 +57,7 @@ func (l *connListener) Accept() (net.Conn, error) {
 	tc := &trackedConn{Conn: c, l: l}
 	tc.quiet.Store(true)
 	l.mu.Lock()
-	if l.closed {
+	if l.stopping {
 		l.mu.Unlock()
 		_ = c.Close()
 		return nil, net.ErrClosed
@@ -64,46 +67,69 @@ func (l *connListener) Accept() (net.Conn, error) {
 	return tc, nil
 }
 
-// Close closes the listener once; later calls (fasthttp's Shutdown after ours) return nil.
+// Close stops accepting (once; fasthttp's own Close after ours returns nil).
 func (l *connListener) Close() error {
-	l.closeMu.Do(func() {
-		l.mu.Lock()
-		l.closed = true
-		l.mu.Unlock()
-		l.err = l.Listener.Close()
-	})
+	l.once.Do(func() { l.err = l.Listener.Close() })
 	return l.err
 }
 
-// closeQuiet closes every connection that has no request in flight.
-func (l *connListener) closeQuiet() {
+// stop closes the listener and every quiet connection; drained is closed once the others
+// have been answered and closed.
+func (l *connListener) stop() {
+	l.mu.Lock()
+	l.stopping = true
+	l.mu.Unlock()
+	_ = l.Close()
 	l.mu.Lock()
 	var quiet []*trackedConn
 	for c := range l.conns {
-		if c.quiet.Load() {
+		if c.isQuiet() {
 			quiet = append(quiet, c)
 		}
 	}
+	l.checkDrained()
 	l.mu.Unlock()
 	for _, c := range quiet {
 		c.closeNow()
 	}
 }
 
+func (l *connListener) isStopping() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stopping
+}
+
 func (l *connListener) forget(c *trackedConn) {
 	l.mu.Lock()
 	delete(l.conns, c)
+	l.checkDrained()
 	l.mu.Unlock()
+}
+
+// checkDrained closes drained when stopping with no connection left (l.mu held).
+func (l *connListener) checkDrained() {
+	if l.stopping && len(l.conns) == 0 {
+		select {
+		case <-l.drained:
+		default:
+			close(l.drained)
+		}
+	}
 }
 
 // trackedConn is one accepted connection.
 type trackedConn struct {
 	net.Conn
 	l *connListener
-	// quiet is true while no byte of a request has arrived since the last answer.
+	// quiet is true while no byte of a request has been read since the last answer.
 	quiet  atomic.Bool
 	closed atomic.Bool
 }
+
+// isQuiet reports whether the connection has no request in flight: nothing read since its
+// last answer and nothing waiting to be read.
+func (c *trackedConn) isQuiet() bool { return c.quiet.Load() && !pending(c.Conn) }
 
 // Read marks the connection busy as soon as a request byte arrives. A read cut by closeNow
 // ends like a client's close (io.EOF), not as a network failure to report.
@@ -123,7 +149,7 @@ func (c *trackedConn) Close() error {
 	if !c.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	c.l.forget(c)
+	defer c.l.forget(c)
 	tcp, ok := c.Conn.(*net.TCPConn)
 	if !ok {
 		return c.Conn.Close()
@@ -142,16 +168,35 @@ func (c *trackedConn) Close() error {
 // closeNow closes at once (a quiet connection at shutdown has nothing left to read).
 func (c *trackedConn) closeNow() {
 	if c.closed.CompareAndSwap(false, true) {
-		c.l.forget(c)
 		_ = c.Conn.Close()
+		c.l.forget(c)
 	}
 }
 
 // connState is fasthttp's connection state hook: a connection back to idle after an answer
-// is quiet again.
+// is quiet again; while stopping, it is closed.
 func connState(c net.Conn, st fasthttp.ConnState) {
-	if tc, ok := c.(*trackedConn); ok && st == fasthttp.StateIdle {
-		tc.quiet.Store(true)
+	tc, ok := c.(*trackedConn)
+	if !ok || st != fasthttp.StateIdle {
+		return
+	}
+	tc.quiet.Store(true)
+	if tc.l.isStopping() && tc.isQuiet() {
+		tc.closeNow()
+	}
+}
+
+// closeWhileStopping wraps the fasthttp handler: once the server stops, every answer closes
+// its connection.
+func (s *Server) closeWhileStopping(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		next(ctx)
+		s.mu.Lock()
+		stopping := s.stopping
+		s.mu.Unlock()
+		if stopping {
+			ctx.SetConnectionClose()
+		}
 	}
 }
 
@@ -172,9 +217,9 @@ func (s *Server) Serve(ln net.Listener) error {
 	return err
 }
 
-// Shutdown stops accepting, closes the connections with no request in flight at once, waits
-// for the requests in flight until ctx ends (their connections close after the answer), then
-// returns.
+// Shutdown stops accepting, closes the connections with no request in flight at once, and
+// waits until ctx ends for the requests in flight to be answered (each answer closes its
+// connection).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopping = true
@@ -183,7 +228,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if cl == nil {
 		return nil
 	}
-	_ = cl.Close()
-	cl.closeQuiet()
+	cl.stop()
+	select {
+	case <-cl.drained:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Nothing is left to wait for; this runs fiber's own shutdown hooks.
 	return s.app.ShutdownWithContext(ctx)
 }

@@ -100,8 +100,9 @@ func New(o Options) (*Server, error) {
 	})
 	refuseOversize(app)
 	refuseUnknownMethods(app)
-	app.Server().ConnState = connState
 	s := &Server{app: app, log: log, metrics: newHTTPMetrics(reg)}
+	app.Server().Handler = s.closeWhileStopping(app.Server().Handler)
+	app.Server().ConnState = connState
 	app.Use(httpx.RequestID())
 	app.Use(httpx.AccessLog(log, s.metrics.observe))
 	app.Use(httpx.Recover(log))

@@ -37,12 +37,31 @@ func TestSIGTERMGraceful(t *testing.T) {
 	}
 	// A request in flight: headers and half the body now, the rest after the signal.
 	body := `{"to":{"email":"late@x.test"},"subject":"In flight","bodyText":"sent across a SIGTERM"}`
+	// Its connection first has one request answered, so the server has surely accepted it.
 	inflight, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer inflight.Close()
-	fmt.Fprintf(inflight, "POST /email/notifications/send HTTP/1.1\r\nHost: x\r\nX-API-Key: sk_live_demo_server\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:20])
+	br := bufio.NewReader(inflight)
+	fmt.Fprintf(inflight, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /healthz on the in-flight connection: %v", err)
+	} else {
+		_, _ = io.Copy(io.Discard, resp.Body)
+	}
+	// Expect: 100-continue makes the server say when it has read the request's head, so the
+	// request is surely in flight when the signal comes.
+	fmt.Fprintf(inflight, "POST /email/notifications/send HTTP/1.1\r\nHost: x\r\nX-API-Key: sk_live_demo_server\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(body))
+	if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
+		t.Fatalf("waiting for 100 Continue: %q, %v", line, err)
+	}
+	if line, err := br.ReadString('\n'); err != nil || line != "\r\n" {
+		t.Fatalf("after 100 Continue: %q, %v", line, err)
+	}
+	if _, err := io.WriteString(inflight, body[:20]); err != nil {
+		t.Fatal(err)
+	}
 
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -64,9 +83,9 @@ func TestSIGTERMGraceful(t *testing.T) {
 	if _, err := io.WriteString(inflight, body[20:]); err != nil {
 		t.Fatalf("finishing the body in flight: %v", err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(inflight), nil)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
-		t.Fatalf("the request in flight got no answer: %v", err)
+		t.Fatalf("the request in flight got no answer: %v\n%s", err, p.stderr)
 	}
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 202 {
