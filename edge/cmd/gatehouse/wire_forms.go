@@ -28,6 +28,9 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 	if err != nil {
 		return err
 	}
+	if err := svc.Start(ctx); err != nil { // before the server listens: stale spool parts go
+		return err
+	}
 	if err := d.tenancy.Add(svc); err != nil {
 		svc.Close()
 		return err
