@@ -30,7 +30,9 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 		return pl.failed(m, KindBusy, err, now)
 	}
 	began := time.Now()
-	defer func() { sched.release(sh, time.Since(began)) }()
+	cpu := startCPU()
+	var grown time.Duration // the cost of the instance's memory growth (growthCost)
+	defer func() { sched.release(sh, cpu.stop()+grown) }()
 	if !pl.breaker.allow(began) {
 		m.errors.WithLabelValues(KindCircuitOpen).Inc()
 		pl.stats.failed(KindCircuitOpen, ErrCircuitOpen)
@@ -60,6 +62,7 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 	inst.stack = inst.stack[:1]
 	err = inst.run(context.WithValue(callCtx, callKey{}, cs), inst.fns[hook], inst.stack)
 
+	grown = inst.mem.takeGrown()
 	drop := err != nil || inst.stopped
 	var kind string
 	switch {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -11,9 +12,9 @@ import (
 // one project holds at most perProject of them (all but one, so another
 // project always finds a slot free of it); waiting projects are served in
 // turn, one call each, so a project's long calls delay its own calls but
-// not another's. Each project also has a CPU budget: the guest time its
-// calls and instance starts used is taken from a bucket refilled at budget
-// per second. A project whose bucket is empty, or with queue calls already
+// not another's. Each project also has a CPU budget: the CPU time its
+// calls and instance starts used (cpuMeter) is taken from a bucket refilled
+// at budget per second. A project whose bucket is empty, or with queue calls already
 // waiting, is refused at once (ErrBusy) instead of queueing everyone.
 type scheduler struct {
 	slots      int
@@ -165,4 +166,26 @@ func (s *scheduler) dispatch() {
 			return
 		}
 	}
+}
+
+var clockStart = time.Now()
+
+// monotonic is the time since the package started, from the monotonic clock.
+func monotonic() time.Duration { return time.Since(clockStart) }
+
+// cpuMeter measures the CPU time of work done on one goroutine: it locks
+// the goroutine to its OS thread so that the thread's CPU clock is the
+// goroutine's.
+type cpuMeter struct{ start time.Duration }
+
+func startCPU() cpuMeter {
+	runtime.LockOSThread()
+	return cpuMeter{start: threadCPU()}
+}
+
+// stop returns the CPU time used since startCPU and unlocks the thread.
+func (m cpuMeter) stop() time.Duration {
+	d := threadCPU() - m.start
+	runtime.UnlockOSThread()
+	return max(d, 0)
 }
