@@ -23,7 +23,8 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 	// Waiting for a slot is bounded by the plugin's timeout; the guest's
 	// own time starts once it has one.
 	sched, sh := pl.h.sched, &pl.pool.proj.share
-	if err := sched.acquire(ctx, sh, now.Add(pl.timeout)); err != nil {
+	slice, err := sched.acquire(ctx, sh, now.Add(pl.timeout))
+	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -38,7 +39,8 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 		pl.stats.failed(KindCircuitOpen, ErrCircuitOpen)
 		return fmt.Errorf("%w: %s: %w", ErrPluginFailed, pl.reg.Name, ErrCircuitOpen)
 	}
-	deadline := began.Add(pl.timeout)
+	timeout := min(pl.timeout, slice) // a call may not outrun its project's CPU budget
+	deadline := began.Add(timeout)
 	callCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
@@ -87,7 +89,10 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 		cs.reset()
 		return ctx.Err()
 	case callCtx.Err() != nil:
-		kind, err = KindTimeout, fmt.Errorf("%w after %v", ErrTimeout, pl.timeout)
+		kind, err = KindTimeout, fmt.Errorf("%w after %v", ErrTimeout, timeout)
+		if timeout < pl.timeout {
+			err = fmt.Errorf("%w (what was left of the project's CPU budget)", err)
+		}
 		m.timeouts.Inc()
 	default:
 		kind, err = KindTrap, fmt.Errorf("%w: %w", ErrTrap, err)

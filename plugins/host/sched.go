@@ -44,7 +44,7 @@ type waiter struct {
 
 func newScheduler(o Options) *scheduler {
 	return &scheduler{slots: o.Slots, perProject: max(1, o.Slots-1), budget: o.CPUBudget,
-		burst: o.CPUBudget / 2, queue: o.QueueLength, free: o.Slots}
+		burst: o.CPUBudget, queue: o.QueueLength, free: o.Slots}
 }
 
 func (s *scheduler) refill(sh *share, now time.Time) {
@@ -58,24 +58,31 @@ func (s *scheduler) refill(sh *share, now time.Time) {
 	}
 }
 
+// minSlice is the least time a call is given when its project's budget is
+// nearly spent: short calls of a busy project still run to the end.
+const minSlice = 10 * time.Millisecond
+
 // acquire takes a slot for one guest call of the project, waiting in turn
 // until deadline at most. ErrBusy when the project is over its CPU budget,
-// its queue is full or no slot came in time.
-func (s *scheduler) acquire(ctx context.Context, sh *share, deadline time.Time) error {
+// its queue is full or no slot came in time. It returns how long the call
+// may run: what is left of the project's budget (at least minSlice), so
+// that one call cannot take more than a budget's worth of a core at once.
+func (s *scheduler) acquire(ctx context.Context, sh *share, deadline time.Time) (time.Duration, error) {
 	s.mu.Lock()
 	s.refill(sh, time.Now())
 	switch {
 	case sh.tokens <= 0:
 		s.mu.Unlock()
-		return ErrBusy
+		return 0, ErrBusy
 	case s.free > 0 && sh.running < s.perProject && len(sh.waiting) == 0:
 		s.free--
 		sh.running++
+		left := sh.tokens
 		s.mu.Unlock()
-		return nil
+		return max(left, minSlice), nil
 	case len(sh.waiting) >= s.queue:
 		s.mu.Unlock()
-		return ErrBusy
+		return 0, ErrBusy
 	}
 	w := &waiter{ch: make(chan struct{})}
 	sh.waiting = append(sh.waiting, w)
@@ -90,7 +97,10 @@ func (s *scheduler) acquire(ctx context.Context, sh *share, deadline time.Time) 
 	var err error
 	select {
 	case <-w.ch:
-		return nil
+		s.mu.Lock()
+		left := sh.tokens
+		s.mu.Unlock()
+		return max(left, minSlice), nil
 	case <-t.C:
 		err = ErrBusy
 	case <-ctx.Done():
@@ -100,7 +110,7 @@ func (s *scheduler) acquire(ctx context.Context, sh *share, deadline time.Time) 
 	if w.granted { // granted while giving up: hand the slot on
 		s.mu.Unlock()
 		s.release(sh, 0)
-		return err
+		return 0, err
 	}
 	for i, o := range sh.waiting {
 		if o == w {
@@ -109,7 +119,7 @@ func (s *scheduler) acquire(ctx context.Context, sh *share, deadline time.Time) 
 		}
 	}
 	s.mu.Unlock()
-	return err
+	return 0, err
 }
 
 // release gives back a slot and charges the guest time used to the project.

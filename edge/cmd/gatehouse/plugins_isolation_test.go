@@ -79,15 +79,15 @@ func writeFile(t *testing.T, dir, name, content string) string {
 }
 
 // A project over its plugin CPU budget is refused at once with 503 PLUGIN_BUSY (fail-closed)
-// and Retry-After, while another project's filter runs.
+// and Retry-After, while another project's filter runs. With a budget of 10 ms of CPU a
+// second, a stream of cheap but successful calls spends it (the breaker never opens).
 func TestPluginBusyThroughTheGateway(t *testing.T) {
 	t.Parallel()
-	mods := hostileModules(t, "loop")
 	ex := buildExamples(t, "spamguard")
 	data := t.TempDir()
-	cfg := writeFile(t, data, "config.yaml", "plugins:\n  cpu_budget_ms: 50\n")
+	cfg := writeFile(t, data, "config.yaml", "plugins:\n  cpu_budget_ms: 10\nforms:\n  rate_per_minute: 1000000\n")
 	tenants := writeFile(t, data, "tenants.yaml", twoProjects(
-		fmt.Sprintf("{name: loop, module: %q, hooks: [forms.submit], onError: closed, limits: {timeoutMs: 100}}", mods["loop"]),
+		fmt.Sprintf("{name: spam, module: %q, hooks: [forms.submit], onError: closed, config: {blockedWords: casino}}", ex["spamguard"]),
 		fmt.Sprintf("{name: spam, module: %q, hooks: [forms.submit], onError: closed, config: {blockedWords: casino}}", ex["spamguard"])))
 	p := startProc(t, "--data", data, "--config", cfg, "--tenants", tenants)
 	submit := func(project, message string) (int, string, http.Header) {
@@ -103,13 +103,19 @@ func TestPluginBusyThroughTheGateway(t *testing.T) {
 		_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
 		return resp.StatusCode, b.String(), resp.Header
 	}
-	// The first loop runs to its 100 ms timeout, twice the 50 ms budget of a second.
-	if code, body, _ := submit("a", "loop"); code != 503 || !strings.Contains(body, "PLUGIN_FAILED") {
-		t.Fatalf("first looping call = %d %s, want 503 PLUGIN_FAILED", code, body)
+	busy := false
+	for i := 0; i < 20000 && !busy; i++ {
+		code, body, h := submit("a", "hello")
+		switch {
+		case code == 201:
+		case code == 503 && strings.Contains(body, `"error":"PLUGIN_BUSY"`) && h.Get("Retry-After") != "":
+			busy = true
+		default:
+			t.Fatalf("a's submission %d = %d %s (Retry-After %q), want 201 or 503 PLUGIN_BUSY with Retry-After", i, code, body, h.Get("Retry-After"))
+		}
 	}
-	code, body, h := submit("a", "loop")
-	if code != 503 || !strings.Contains(body, `"error":"PLUGIN_BUSY"`) || h.Get("Retry-After") == "" {
-		t.Errorf("call over budget = %d %s (Retry-After %q), want 503 PLUGIN_BUSY with Retry-After", code, body, h.Get("Retry-After"))
+	if !busy {
+		t.Fatal("a was never refused for its CPU budget")
 	}
 	if code, body, _ := submit("b", "cheap casino"); code != 422 {
 		t.Errorf("b's spam while a is over budget = %d %s, want 422 from b's filter", code, body)
@@ -117,8 +123,8 @@ func TestPluginBusyThroughTheGateway(t *testing.T) {
 	if code, body, _ := submit("b", "hello"); code != 201 {
 		t.Errorf("b's submission while a is over budget = %d %s, want 201", code, body)
 	}
-	if a := p.plugins(t, "a").Items[0]; a.Errors["busy"] < 1 || a.Errors["timeout"] != 1 {
-		t.Errorf("a's plugin = %+v, want a timeout and busy refusals", a)
+	if a := p.plugins(t, "a").Items[0]; a.Errors["busy"] < 1 || len(a.Errors) != 1 {
+		t.Errorf("a's plugin = %+v, want busy refusals only", a)
 	}
 	if b := p.plugins(t, "b").Items[0]; b.Calls != 2 || len(b.Errors) != 0 {
 		t.Errorf("b's plugin = %+v, want 2 calls and no errors", b)
