@@ -39,6 +39,18 @@ type Config struct {
 	Forms           Forms    `json:"forms"`
 	Captcha         Captcha  `json:"captcha"`
 	Plugins         Plugins  `json:"plugins"`
+	Egress          Egress   `json:"egress"`
+}
+
+// Egress is the outbound-connection policy (edge/egress) of webhooks, SMTP and captcha calls.
+type Egress struct {
+	// AllowPrivateNetworks lets outbound connections reach loopback, private, link-local and
+	// metadata addresses (refused by default; tests and private deployments set it).
+	AllowPrivateNetworks bool `json:"allow_private_networks"`
+	// Timeout bounds one outbound HTTP exchange (webhook delivery, captcha call).
+	Timeout Duration `json:"timeout"`
+	// MaxResponseKB caps a response body read from an outbound call.
+	MaxResponseKB int `json:"max_response_kb"`
 }
 
 // Storage configures the embedded database.
@@ -133,6 +145,7 @@ func Default() Config {
 		},
 		Forms:   Forms{RatePerMinute: 60},
 		Plugins: Plugins{PoolSize: 4, MemoryBudgetMB: 256, CPUBudgetMs: 500},
+		Egress:  Egress{Timeout: Duration(15 * time.Second), MaxResponseKB: 1024},
 	}
 }
 
@@ -296,6 +309,9 @@ func (c *Config) Validate() error {
 		if k.v < 0 {
 			errs = append(errs, fmt.Errorf("storage.%s must not be negative, not %d", k.name, k.v))
 		}
+	}
+	if c.Egress.Timeout <= 0 || c.Egress.MaxResponseKB <= 0 {
+		errs = append(errs, errors.New("egress.timeout and egress.max_response_kb must be positive"))
 	}
 	if c.MemoryLimitMB < 0 {
 		errs = append(errs, errors.New("memory_limit_mb must be 0 (no limit) or a number of MB"))

@@ -10,12 +10,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
 	"github.com/gatehouse-dev/gatehouse/products/email"
@@ -43,7 +43,12 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 		return nil, err
 	}
 	a.closers = append(a.closers, h.Close)
-	ps := &pluginSync{h: h, t: d.tenancy, log: d.log, done: map[string]map[string]string{}}
+	reg := pluginreg.New(d.db, d.tenancy)
+	if err := d.tenancy.Add(reg); err != nil {
+		return nil, err
+	}
+	a.admin = append(a.admin, reg)
+	ps := &pluginSync{h: h, r: reg, log: d.log, done: map[string]map[string]string{}}
 	projects, err := d.tenancy.Projects(ctx)
 	if err != nil {
 		return nil, err
@@ -52,29 +57,29 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 		ps.sync(ctx, p.ID)
 	}
 	d.tenancy.OnChange(ps.changed)
-	d.tenancy.CheckPluginsWith(ps)
+	reg.CheckWith(ps)
 	a.admin = append(a.admin, admin.NewPlugins(d.tenancy, pluginAdmin{h}))
 	return h, nil
 }
 
 // pluginSync registers the tenants document's plugins with the host, and vets plugins for the
-// tenancy service before an apply or upload stores them.
+// registry before an apply or upload stores them.
 type pluginSync struct {
 	h    *host.Host
-	t    *tenancy.Service
+	r    *pluginreg.Registry
 	log  *slog.Logger
 	mu   sync.Mutex
 	done map[string]map[string]string // project -> plugin name -> fingerprint of what is registered (or refused)
 }
 
-var _ tenancy.PluginChecker = (*pluginSync)(nil)
+var _ pluginreg.Checker = (*pluginSync)(nil)
 
 func (s *pluginSync) changed(ctx context.Context, changes []tenancy.Change) {
 	projects := map[string]bool{}
 	for _, c := range changes {
 		switch c.Kind {
 		case "plugin", "module", "project":
-			projects[strings.SplitN(c.Path, "/", 2)[0]] = true
+			projects[c.Project] = true
 		}
 	}
 	for p := range projects {
@@ -93,7 +98,7 @@ func (s *pluginSync) sync(ctx context.Context, project string) {
 	defer cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	plugins, err := s.t.Plugins(ctx, project)
+	plugins, err := s.r.Plugins(ctx, project)
 	if err != nil {
 		s.log.Error("plugins: reading registrations", "project", project, "err", err)
 		return
@@ -131,10 +136,10 @@ func (s *pluginSync) sync(ctx context.Context, project string) {
 	s.done[project] = next
 }
 
-// CheckPlugin implements tenancy.PluginChecker: nil when the host would run p. A module
+// CheckPlugin implements pluginreg.Checker: nil when the host would run p. A module
 // naming an upload that is not there yet is accepted (the plugin shows as refused until it
 // is uploaded); a module path that cannot be read is refused.
-func (s *pluginSync) CheckPlugin(ctx context.Context, project string, p tenancy.Plugin) error {
+func (s *pluginSync) CheckPlugin(ctx context.Context, project string, p pluginreg.Plugin) error {
 	module, err := s.module(ctx, project, p.Module)
 	if errors.Is(err, errNotUploaded) {
 		return nil
@@ -152,16 +157,16 @@ func (s *pluginSync) CheckPlugin(ctx context.Context, project string, p tenancy.
 	return s.h.Check(ctx, reg)
 }
 
-// CheckModule implements tenancy.PluginChecker for an upload: every plugin of the project that
+// CheckModule implements pluginreg.Checker for an upload: every plugin of the project that
 // names the module must accept the new bytes; with none, the module is checked on its own.
 func (s *pluginSync) CheckModule(ctx context.Context, project, name string, module []byte) error {
-	plugins, err := s.t.Plugins(ctx, project)
+	plugins, err := s.r.Plugins(ctx, project)
 	if err != nil {
 		return err
 	}
 	checked := false
 	for _, p := range plugins {
-		if p.Module != name || tenancy.IsModulePath(p.Module) {
+		if p.Module != name || pluginreg.IsModulePath(p.Module) {
 			continue
 		}
 		checked = true
@@ -175,7 +180,7 @@ func (s *pluginSync) CheckModule(ctx context.Context, project, name string, modu
 	return s.h.CheckModule(ctx, project, module)
 }
 
-func registration(project string, p tenancy.Plugin, module []byte) host.Registration {
+func registration(project string, p pluginreg.Plugin, module []byte) host.Registration {
 	return host.Registration{Project: project, Name: p.Name, Module: module, Hooks: p.Hooks, OnError: p.OnError,
 		AllowHosts: p.AllowHosts, Limits: host.Limits{MemoryMB: p.Limits.MemoryMB, TimeoutMs: p.Limits.TimeoutMs}, Config: p.Config}
 }
@@ -183,11 +188,11 @@ func registration(project string, p tenancy.Plugin, module []byte) host.Registra
 // module reads a plugin's module: a .wasm file path, or the name of an uploaded module
 // (errNotUploaded when there is none).
 func (s *pluginSync) module(ctx context.Context, project, module string) ([]byte, error) {
-	if tenancy.IsModulePath(module) {
+	if pluginreg.IsModulePath(module) {
 		return os.ReadFile(module)
 	}
-	b, err := s.t.Module(ctx, project, module)
-	if errors.Is(err, tenancy.ErrNotFound) {
+	b, err := s.r.Module(ctx, project, module)
+	if errors.Is(err, pluginreg.ErrNotFound) {
 		return nil, fmt.Errorf("%q: %w", module, errNotUploaded)
 	}
 	return b, err
