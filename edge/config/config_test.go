@@ -84,3 +84,24 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// An unknown key or a value of the wrong type in the config file names the file, the line and
+// the key, never encoding/json's text.
+func TestLoadFileProblemsHaveLines(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "gatehouse.yaml")
+	for _, tc := range []struct{ in, want string }{
+		{"listen: \":9000\"\nstorage:\n  sync_writes: true\n  blok_cache_mb: 3\n", file + ":4: storage.blok_cache_mb: unknown key"},
+		{"email:\n  smtp:\n    port: many\n", file + ":3: email.smtp.port: must be an integer"},
+		{"shutdown_timeout: soon\n", file + ":1: shutdown_timeout: time: invalid duration"},
+	} {
+		if err := os.WriteFile(file, []byte(tc.in), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c := Default()
+		err := c.LoadFile(file)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "json") {
+			t.Errorf("LoadFile(%q) = %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}

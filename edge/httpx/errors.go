@@ -8,10 +8,12 @@ import (
 	"fmt"
 )
 
-// FieldProblem names one invalid input field in a VALIDATION_FAILED answer.
+// FieldProblem names one invalid input field in a VALIDATION_FAILED answer. Line is the line
+// of the field in a YAML or JSON document the caller sent (tenants documents), when known.
 type FieldProblem struct {
 	Field   string `json:"field"`
 	Problem string `json:"problem"`
+	Line    int    `json:"line,omitempty"`
 }
 
 // Error is the one typed API error: the public status, code and message kept apart from the

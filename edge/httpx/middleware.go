@@ -1,7 +1,6 @@
 package httpx
 
 import (
-	"encoding/json"
 	"log/slog"
 	"strconv"
 	"time"
@@ -82,15 +81,6 @@ func Recover(log *slog.Logger) fiber.Handler {
 		}()
 		return c.Next()
 	}
-}
-
-// DecodeJSON decodes the body into v, strictly (no unknown fields when strict). A body that is
-// not JSON gives a 400 with the given code (INVALID_JSON for forms, VALIDATION_FAILED elsewhere).
-func DecodeJSON(body []byte, v any, badJSONCode string) error {
-	if err := json.Unmarshal(body, v); err != nil {
-		return New(400, badJSONCode, "the body is not valid JSON: "+err.Error(), err)
-	}
-	return nil
 }
 
 // QueryInt reads an integer query parameter in [min,max], def when absent, VALIDATION_FAILED otherwise.

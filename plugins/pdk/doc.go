@@ -26,7 +26,12 @@
 // place instead of decoding the whole document with encoding/json, which
 // is what keeps a filter call in the tens of microseconds.
 //
-// Only the JSON helpers and the types work outside GOOS=wasip1; on other
-// platforms the host functions report ErrNoHost, so the package builds and
-// documents everywhere.
+// Outside GOOS=wasip1 the host functions report ErrNoHost, so the package
+// builds and documents everywhere, and TestCall runs a registered handler
+// the way the host calls it, so a plugin's own `go test` runs natively.
+//
+// The PDK is a Go module of its own, github.com/gatehouse-dev/gatehouse/plugins/pdk,
+// needing Go 1.24 and nothing but the standard library: `gatehouse plugins
+// init` copies it into a new plugin folder and names it in a path replace,
+// so a plugin builds with no access to the gateway's (unpublished) module.
 package pdk

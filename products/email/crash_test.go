@@ -118,9 +118,18 @@ func TestCrashRedelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tenancy.New(db, tenancy.Options{}).Apply(context.Background(), doc); err != nil {
+	ten := tenancy.New(db, tenancy.Options{})
+	svc, err := email.NewService(email.Options{DB: db, Tenants: ten})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := ten.Add(svc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ten.Apply(context.Background(), doc); err != nil {
+		t.Fatal(err)
+	}
+	_ = svc.Close()
 	_ = db.Close()
 
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestCrashChild$", "-test.count=1")
@@ -198,8 +207,19 @@ func TestCrashRedelivery(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	received := map[string]int{}
+	messageIDs := map[string]string{}
 	for _, m := range srv.Messages() {
-		received[m.Header().Get("X-Gatehouse-Message-Id")]++
+		h := m.Header()
+		id := h.Get("X-Gatehouse-Message-Id")
+		received[id]++
+		// Every attempt of a message, before and after the kill, has the same Message-ID.
+		if want := "<" + strings.TrimPrefix(id, "msg_") + "@acme.test>"; h.Get("Message-Id") != want {
+			t.Errorf("message %s received with Message-ID %q, want %q", id, h.Get("Message-Id"), want)
+		}
+		if prev, ok := messageIDs[id]; ok && prev != h.Get("Message-Id") {
+			t.Errorf("message %s redelivered with Message-ID %q, first %q", id, h.Get("Message-Id"), prev)
+		}
+		messageIDs[id] = h.Get("Message-Id")
 	}
 	dups := 0
 	for id := range acked {

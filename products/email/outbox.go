@@ -2,6 +2,7 @@ package email
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,7 +21,27 @@ type Outbox struct {
 var (
 	_ Transport = (*Outbox)(nil)
 	_ Session   = (*Outbox)(nil)
+	_ Recoverer = (*Outbox)(nil)
 )
+
+// tmpPrefix names the temporary file a message is written to before its rename.
+const tmpPrefix = ".tmp-"
+
+// Recover implements Recoverer: it removes the temporary files a crash left in Dir between
+// their creation and their rename (the message is still queued and is written again).
+func (o *Outbox) Recover() error {
+	stale, err := filepath.Glob(filepath.Join(o.Dir, tmpPrefix+"*"))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range stale {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // Name implements Transport.
 func (o *Outbox) Name() string { return "outbox" }
@@ -47,7 +68,7 @@ func (o *Outbox) Deliver(_ context.Context, m *Message) Outcome {
 	if err := os.MkdirAll(o.Dir, 0o750); err != nil {
 		return Outcome{Result: Retry, Detail: "outbox: " + err.Error()}
 	}
-	tmp, err := os.CreateTemp(o.Dir, ".tmp-*")
+	tmp, err := os.CreateTemp(o.Dir, tmpPrefix+"*")
 	if err != nil {
 		return Outcome{Result: Retry, Detail: "outbox: " + err.Error()}
 	}

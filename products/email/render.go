@@ -8,6 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	xhtml "golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // placeholder matches {{name}} with optional spaces inside the braces.
@@ -88,90 +91,108 @@ var tagPattern = regexp.MustCompile(`<(?:[a-zA-Z][a-zA-Z0-9]*)(?:\s[^<>]*)?/?>|<
 // LooksLikeHTML reports whether a template body is HTML rather than plain text.
 func LooksLikeHTML(s string) bool { return tagPattern.MatchString(s) }
 
-// HTMLToText derives the plain-text part from an HTML body: block elements and <br> become
-// line breaks, links keep their target as "text (url)", script and style are dropped, entities
-// are decoded and runs of blank space collapse.
+// HTMLToText derives the plain-text part from an HTML body with the HTML5 tokenizer of
+// golang.org/x/net/html (so comments, Outlook conditional comments, a ">" inside a quoted
+// attribute and raw-text elements read as a browser reads them): block elements and <br>
+// become line breaks, list items "- ", links keep their target as "text (url)", <pre> keeps
+// its lines and spaces, script, style, head, title, template and noscript are dropped,
+// entities are decoded and runs of blank space collapse.
 func HTMLToText(s string) string {
+	// Text is collected with the spaces and line breaks of <pre> protected, so that tidy,
+	// which collapses blank space, leaves them.
+	s = strings.NewReplacer(preSpace, " ", preBreak, " ").Replace(s)
 	var b strings.Builder
 	var href string
-	linkStart := 0
-	for i := 0; i < len(s); {
-		if s[i] != '<' {
-			j := strings.IndexByte(s[i:], '<')
-			if j < 0 {
-				j = len(s) - i
-			}
-			b.WriteString(html.UnescapeString(s[i : i+j]))
-			i += j
-			continue
-		}
-		end := strings.IndexByte(s[i:], '>')
-		if end < 0 {
-			b.WriteString(html.UnescapeString(s[i:]))
+	linkStart, skip, pre := 0, 0, 0
+	z := xhtml.NewTokenizer(strings.NewReader(s))
+	for {
+		tt := z.Next()
+		if tt == xhtml.ErrorToken {
 			break
 		}
-		tag := s[i+1 : i+end]
-		i += end + 1
-		name, closing := tagName(tag)
-		switch name {
-		case "script", "style", "head", "title":
-			if !closing {
-				if k := strings.Index(strings.ToLower(s[i:]), "</"+name); k >= 0 {
-					i += k
-				} else {
-					i = len(s)
-				}
+		tok := z.Token()
+		switch tt {
+		case xhtml.TextToken:
+			switch {
+			case skip > 0:
+			case pre > 0:
+				b.WriteString(strings.NewReplacer("\r\n", preBreak, "\n", preBreak, "\r", preBreak, " ", preSpace, "\t", preSpace).Replace(tok.Data))
+			default:
+				b.WriteString(tok.Data)
 			}
-		case "br":
+			continue
+		case xhtml.CommentToken, xhtml.DoctypeToken:
+			continue
+		}
+		closing := tt == xhtml.EndTagToken
+		switch tok.DataAtom {
+		case atom.Script, atom.Style, atom.Head, atom.Title, atom.Template, atom.Noscript:
+			if tt == xhtml.StartTagToken {
+				skip++
+			} else if closing && skip > 0 {
+				skip--
+			}
+			continue
+		}
+		if skip > 0 {
+			continue
+		}
+		switch tok.DataAtom {
+		case atom.Br:
 			b.WriteString("\n")
-		case "p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table", "ul", "ol", "blockquote", "section", "article", "header", "footer", "hr":
+		case atom.Pre:
 			b.WriteString("\n\n")
-		case "li":
+			if tt == xhtml.StartTagToken {
+				pre++
+			} else if closing && pre > 0 {
+				pre--
+			}
+		case atom.P, atom.Div, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Tr, atom.Table,
+			atom.Ul, atom.Ol, atom.Blockquote, atom.Section, atom.Article, atom.Header, atom.Footer, atom.Hr:
+			b.WriteString("\n\n")
+		case atom.Li:
 			if !closing {
 				b.WriteString("\n- ")
 			}
-		case "td", "th":
+		case atom.Td, atom.Th:
 			if closing {
 				b.WriteString(" ")
 			}
-		case "a":
+		case atom.A:
 			if closing {
 				text := strings.TrimSpace(b.String()[linkStart:])
 				if href != "" && text != href && !strings.HasSuffix(href, ":"+text) {
 					b.WriteString(" (" + href + ")")
 				}
 				href = ""
-			} else {
-				href = attr(tag, "href")
+			} else if tt == xhtml.StartTagToken {
+				href = linkTarget(tok)
 				linkStart = b.Len()
 			}
 		}
 	}
-	return tidy(b.String())
+	return strings.NewReplacer(preSpace, " ", preBreak, "\n").Replace(tidy(b.String()))
 }
 
-func tagName(tag string) (string, bool) {
-	closing := strings.HasPrefix(tag, "/")
-	tag = strings.TrimPrefix(tag, "/")
-	end := strings.IndexAny(tag, " \t\r\n/")
-	if end >= 0 {
-		tag = tag[:end]
-	}
-	return strings.ToLower(tag), closing
-}
+// preSpace and preBreak stand for a space and a line break inside <pre> until tidy has run
+// (private-use characters, removed from the input first).
+const (
+	preSpace = "\ue000"
+	preBreak = "\ue001"
+)
 
-var attrPattern = regexp.MustCompile(`(?i)\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
-
-func attr(tag, _ string) string {
-	m := attrPattern.FindStringSubmatch(tag)
-	if m == nil {
-		return ""
+// linkTarget is the href of an <a> worth printing after its text (not mailto: or #fragment).
+func linkTarget(tok xhtml.Token) string {
+	for _, a := range tok.Attr {
+		if a.Namespace == "" && a.Key == "href" {
+			v := strings.TrimSpace(a.Val)
+			if strings.HasPrefix(strings.ToLower(v), "mailto:") || strings.HasPrefix(v, "#") {
+				return ""
+			}
+			return v
+		}
 	}
-	v := m[1] + m[2] + m[3]
-	if strings.HasPrefix(strings.ToLower(v), "mailto:") || strings.HasPrefix(v, "#") {
-		return ""
-	}
-	return html.UnescapeString(v)
+	return ""
 }
 
 // tidy collapses spaces within lines and keeps at most one blank line between paragraphs.

@@ -46,33 +46,62 @@ type Session interface {
 	Close() error
 }
 
+// Recoverer is a transport that a crash can leave with debris (the outbox's half-written
+// temporary files); Worker.Start calls Recover before the first delivery.
+type Recoverer interface {
+	Recover() error
+}
+
 // MessageIDDomain is the right-hand side of generated Message-ID headers when the sender's
 // address gives none.
 const MessageIDDomain = "gatehouse.local"
 
-// Compose builds the RFC 5322 message for m: From/To/Reply-To with encoded display names,
-// Subject, Date, a Message-ID stable across retries (<ulid@sender-domain>), a text part and,
-// when there is HTML, a multipart/alternative with both; tags and metadata as X- headers.
-func Compose(m *Message, date time.Time) (*mail.Msg, error) {
-	msg := mail.NewMsg(mail.WithNoDefaultUserAgent())
-	if err := msg.FromFormat(m.From.Name, m.From.Email); err != nil {
-		return nil, fmt.Errorf("from: %w", err)
-	}
-	if err := msg.AddToFormat(m.To.Name, m.To.Email); err != nil {
-		return nil, fmt.Errorf("to: %w", err)
-	}
-	if m.ReplyTo != nil {
-		if err := msg.ReplyToFormat(m.ReplyTo.Name, m.ReplyTo.Email); err != nil {
-			return nil, fmt.Errorf("replyTo: %w", err)
-		}
-	}
-	msg.Subject(m.Subject)
-	msg.SetDateWithValue(date)
+// MessageID is the Message-ID header value of m (without angle brackets): the message id's
+// ULID at the sender's domain. It depends only on the stored message, so every attempt of a
+// message, before and after a restart, carries the same one and a receiver can recognise an
+// at-least-once redelivery as a duplicate.
+func MessageID(m *Message) string {
 	domain := MessageIDDomain
 	if _, d, ok := strings.Cut(m.From.Email, "@"); ok && d != "" {
 		domain = d
+		// An internationalized domain goes in its A-labels, as in the From header.
+		if !isASCII(d) {
+			if a, err := idnaProfile.ToASCII(d); err == nil && a != "" {
+				domain = a
+			} else {
+				domain = MessageIDDomain
+			}
+		}
 	}
-	msg.SetMessageIDWithValue(strings.TrimPrefix(m.ID, idPrefix) + "@" + domain)
+	return strings.TrimPrefix(m.ID, idPrefix) + "@" + domain
+}
+
+// Compose builds the RFC 5322 message for m: From/To/Reply-To as encodeAddress writes them
+// (the send checked them with it),
+// Subject, Date, the Message-ID of MessageID (the same on every attempt), a text part and,
+// when there is HTML, a multipart/alternative with both; tags and metadata as X- headers.
+func Compose(m *Message, date time.Time) (*mail.Msg, error) {
+	msg := mail.NewMsg(mail.WithNoDefaultUserAgent())
+	from, p := encodeAddress(m.From)
+	if p != nil {
+		return nil, fmt.Errorf("from: %w", p)
+	}
+	msg.FromMailAddress(from)
+	to, p := encodeAddress(m.To)
+	if p != nil {
+		return nil, fmt.Errorf("to: %w", p)
+	}
+	msg.ToMailAddress(to)
+	if m.ReplyTo != nil {
+		rt, p := encodeAddress(*m.ReplyTo)
+		if p != nil {
+			return nil, fmt.Errorf("replyTo: %w", p)
+		}
+		msg.ReplyToMailAddress(rt)
+	}
+	msg.Subject(m.Subject)
+	msg.SetDateWithValue(date)
+	msg.SetMessageIDWithValue(MessageID(m))
 	msg.SetGenHeader("X-Gatehouse-Message-Id", m.ID)
 	msg.SetGenHeader(mail.HeaderXMailer, "Gatehouse")
 	if len(m.Tags) > 0 {

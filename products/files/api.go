@@ -91,8 +91,12 @@ func scopeOf(c *fiber.Ctx) Scope {
 
 // fields decodes a JSON object body into raw fields (VALIDATION_FAILED when it is not one).
 func fields(c *fiber.Ctx) (map[string]json.RawMessage, error) {
+	body, err := httpx.JSONBody(c, httpx.CodeValidationFailed)
+	if err != nil {
+		return nil, err
+	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(c.Body(), &m); err != nil || m == nil {
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
 		return nil, httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "must be a JSON object"})
 	}
 	return m, nil
@@ -240,7 +244,8 @@ func (h *Host) Mount(r fiber.Router) {
 // serve answers an asset's bytes with the headers of decisions.md: ETag, immutable caching,
 // single byte ranges, nosniff, the stored type; SVGs with a CSP that blocks script.
 func (h *Host) serve(c *fiber.Ctx) error {
-	a, obj, err := h.svc.OpenPublic(c.UserContext(), c.Params("org"), c.Params("id"), c.Params("name"))
+	// The id is kept as a cache key: copied out of fiber's reused request memory.
+	a, obj, err := h.svc.OpenPublic(c.UserContext(), c.Params("org"), utils.CopyString(c.Params("id")), c.Params("name"))
 	if err != nil {
 		return err
 	}

@@ -107,14 +107,16 @@ func (p *Product) submit(c *fiber.Ctx) error {
 		}
 	case fiber.MIMEApplicationForm:
 		in.FromForm = true
-		var raw []byte
-		if raw, err = readBody(body); err == nil {
-			in.Values, err = decodeURLEncoded(c, raw)
+		var b []byte
+		if b, err = readBody(body); err == nil {
+			in.Values, err = decodeURLEncoded(c, b)
 		}
 	default:
-		var raw []byte
-		if raw, err = readBody(body); err == nil {
-			in.Values, err = decodeJSON(raw)
+		var b []byte
+		if err = httpx.JSONContentType(c); err == nil {
+			if b, err = readBody(body); err == nil {
+				in.Values, err = decodeJSON(b)
+			}
 		}
 	}
 	if err != nil {
@@ -191,6 +193,9 @@ func decodeURLEncoded(c *fiber.Ctx, raw []byte) (map[string]any, error) {
 // decodeJSON reads the canonical {"data":{...}} or the flat {...} body. A token may sit beside
 // "data" or inside it.
 func decodeJSON(body []byte) (map[string]any, error) {
+	if err := httpx.StrictJSON(body, CodeInvalidJSON); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any

@@ -29,7 +29,7 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 	if q.GroupBy != "" && q.Distinct != "" {
 		return nil, validation("groupBy", "use groupBy or distinct, not both")
 	}
-	p, err := s.compile(sch, q.Secret, q.Filters, q.Q, "")
+	c, err := compile(sch, q.Secret, q.Filters, q.Q, "")
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 			return nil, privateField(name)
 		}
 	}
-	plain := len(p.filters) == 0 && len(p.words) == 0
+	plain := len(c.filters) == 0 && len(c.words) == 0
 	counts := map[string]int{}
 	var order [][]byte
 	// add counts n for enc, which it copies when new (enc may be reused by the caller).
@@ -92,10 +92,11 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 				}
 			}
 		}
-		if done, err := s.eachCompound(ctx, rd, p, f, visit); done || err != nil {
+		st, err := s.readStats(rd, c, false)
+		if err != nil {
 			return err
 		}
-		return s.each(ctx, rd, p, visit)
+		return s.visit(ctx, rd, planVisit(c, st, f), visit)
 	})
 	if err != nil {
 		return nil, err
@@ -132,92 +133,28 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 	return json.Marshal(map[string]any{"values": values})
 }
 
-// eachCompound is each answered from the compound entries alone, when it can be: without q,
-// with an eq or in filter on a lead field L (the one with the smallest counter when several),
-// and with every filter and the grouped field among L, an order field O that has a compound
-// index with L, id, and the groupable fields (whose values each entry carries: its
-// projection). It walks the entries of each value of L, narrowed by the first range filter on
-// O (createdAt, the whole value, when there is none), and checks every filter on a record
-// made of the entry alone (published, since only published records have entries): the walk
-// visits only records with L's values and no record is read. It reports false, having done
-// nothing, when the query has another shape or the entries are not complete yet.
-func (s *Service) eachCompound(ctx context.Context, rd *recReader, p *plan, f *Field, fn func(r *record)) (bool, error) {
-	if !s.projReady.Load() || len(p.words) > 0 || len(p.filters) == 0 {
-		return false, nil
-	}
-	sch := p.sch
-	var lead *Filter
-	var leadCount int64
-	for i := range p.filters {
-		fl := &p.filters[i]
-		if (fl.Op != "eq" && fl.Op != "in") || !leadField(fl.f) || fl.f.Array {
-			continue
-		}
-		var n int64
-		for _, v := range fl.Values {
-			c, err := rd.estimate(append(groupPrefix(sch.Project, sch.Name, fl.Field), v...))
-			if err != nil {
-				return false, err
-			}
-			n += c
-		}
-		if lead == nil || n < leadCount {
-			lead, leadCount = fl, n
-		}
-	}
-	if lead == nil {
-		return false, nil
-	}
-	order, rng := fieldCreatedAt, fields.Range{}
-	for i := range p.filters {
-		fl := &p.filters[i]
-		if fl.Op == "in" || !sch.hasCompound(lead.Field, fl.Field) {
-			continue
-		}
-		if r, ok := fl.rng(); ok {
-			order, rng = fl.Field, r
-			break
-		}
-	}
-	covered := func(name string) bool {
-		if name == lead.Field || name == order || name == fieldID {
-			return true
-		}
-		g := sch.field(name)
-		return g != nil && g.Groupable()
-	}
-	for i := range p.filters {
-		if !covered(p.filters[i].Field) {
-			return false, nil
-		}
-	}
-	if f != nil && !covered(f.Name) {
-		return false, nil
-	}
-	// The fields a check or the count reads; the rest of each projection is skipped.
-	need := []string{}
-	for i := range p.filters {
-		need = append(need, p.filters[i].Field)
-	}
-	if f != nil {
-		need = append(need, f.Name)
-	}
+// eachCompound visits the records of a walkCompound plan from the compound entries alone: it
+// walks the entries of each value of the lead, narrowed to the plan's range of its order
+// field, and checks every filter on a record made of the entry alone (published, since only
+// published records have entries): the walk visits only records with the lead's values and
+// no record is read.
+func (s *Service) eachCompound(ctx context.Context, rd *recReader, p *plan, fn func(r *record)) error {
 	withID := false
-	for _, n := range need {
+	for _, n := range p.need {
 		withID = withID || n == fieldID
 	}
 	// One record, rebuilt for each entry: fn gets it only for the duration of the call.
 	r := &record{published: true}
-	base := compoundPrefix(sch.Project, sch.Name, lead.Field, order)
-	for _, v := range distinctValues(lead.Values) {
+	base := compoundPrefix(p.sch.Project, p.sch.Name, p.lead.Field, p.order)
+	for _, v := range distinctValues(p.lead.Values) {
 		prefix := fields.Sub(base, v)
 		leadEnc := [][]byte{v}
 		orderEnc := [][]byte{nil}
-		err := fields.ScanValues(rd.txn, prefix, fields.ScanOptions{Range: rng}, func(enc, id, val []byte) (bool, error) {
+		err := fields.ScanValues(rd.txn, prefix, fields.ScanOptions{Range: p.walk}, func(enc, id, val []byte) (bool, error) {
 			orderEnc[0] = enc
-			r.idx = append(r.idx[:0], idxVal{name: lead.Field, encs: leadEnc}, idxVal{name: order, encs: orderEnc})
+			r.idx = append(r.idx[:0], idxVal{name: p.lead.Field, encs: leadEnc}, idxVal{name: p.order, encs: orderEnc})
 			var err error
-			if r.idx, err = projectionFields(val, need, r.idx); err != nil {
+			if r.idx, err = projectionFields(val, p.need, r.idx); err != nil {
 				return false, err
 			}
 			if withID {
@@ -229,10 +166,10 @@ func (s *Service) eachCompound(ctx context.Context, rd *recReader, p *plan, f *F
 			return ctx.Err() == nil, ctx.Err()
 		})
 		if err != nil {
-			return true, err
+			return err
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // projectionFields appends to idx the fields of a projection (encodeProjection) named in need,

@@ -137,6 +137,11 @@ func (p *Product) aggregate(c *fiber.Ctx) error {
 	if v := c.Query("count"); v != "" && v != "true" {
 		return validation("count", "must be true when given")
 	}
+	for _, name := range []string{"groupBy", "distinct"} {
+		if c.Context().QueryArgs().Has(name) && c.Query(name) == "" {
+			return validation(name, "must name a field when given")
+		}
+	}
 	body, err := p.svc.Aggregate(c.UserContext(), AggregateQuery{
 		Project: t.project, Collection: t.collection, Secret: t.secret, Filters: filters(c),
 		Q: utils.CopyString(c.Query("q")), GroupBy: utils.CopyString(c.Query("groupBy")),
@@ -154,7 +159,7 @@ func (p *Product) put(c *fiber.Ctx) error {
 		return err
 	}
 	var in WriteRecord
-	if err := httpx.DecodeJSON(c.Body(), &in, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &in, httpx.CodeValidationFailed); err != nil {
 		return err
 	}
 	if id := c.Params("id"); id != "" {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
@@ -153,7 +152,7 @@ func (s *Service) buildCompound(ctx context.Context) error {
 		return err
 	}
 	if !done {
-		err := s.eachCollection(ctx, func(project string, c tenancy.Collection) error {
+		err := s.eachCollection(ctx, func(project string, c Collection) error {
 			sch, err := s.Schema(ctx, project, c.Name)
 			if err != nil || len(sch.leads) == 0 {
 				return err
@@ -229,7 +228,7 @@ func (s *Service) buildCompoundOf(ctx context.Context, sch *Schema) error {
 func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want int, member map[string]struct{}) ([]*record, error) {
 	k := p.sort[0]
 	base := compoundPrefix(p.sch.Project, p.sch.Name, p.lead.Field, k.Field)
-	o := fields.ScanOptions{Reverse: k.Desc, Range: p.sortRange()}
+	o := fields.ScanOptions{Reverse: k.Desc, Range: p.walk}
 	vals := distinctValues(p.lead.Values)
 	recs := make([]*record, 0, want)
 	var tuples []tuple // kept only to merge the walks of several values

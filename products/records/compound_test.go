@@ -31,7 +31,7 @@ orgs:
               - {name: tags, type: multiselect, options: [x, y]}
 `
 
-func newCompoundService(t *testing.T, db *store.DB, doc string) (*Service, *tenancy.Service) {
+func newCompoundService(t testing.TB, db *store.DB, doc string) (*Service, *tenancy.Service) {
 	t.Helper()
 	ctx := context.Background()
 	ten := tenancy.New(db, tenancy.Options{})
@@ -45,7 +45,9 @@ func newCompoundService(t *testing.T, db *store.DB, doc string) (*Service, *tena
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	ten.OnChange(svc.Listener(true))
+	if err := ten.Add(svc); err != nil {
+		t.Fatal(err)
+	}
 	if doc != "" {
 		d, err := tenancy.Parse([]byte(doc))
 		if err != nil {
@@ -326,13 +328,14 @@ func TestCompoundPlan(t *testing.T) {
 		{[]string{"s:eq:a"}, "id", ""},
 	}
 	for _, tc := range cases {
-		p, err := svc.compile(sch, false, tc.filters, "", tc.sort)
+		c, err := compile(sch, false, tc.filters, "", tc.sort)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.limit = 5
+		var p *plan
 		err = svc.view(ctx, func(rd *recReader) error {
-			_, _, err := svc.candidates(rd, p)
+			st, err := svc.readStats(rd, c, true)
+			p = planList(c, st, 5, nil)
 			return err
 		})
 		if err != nil {
@@ -343,7 +346,7 @@ func TestCompoundPlan(t *testing.T) {
 			got = p.lead.Field
 		}
 		if got != tc.lead {
-			t.Errorf("candidates(%v, sort %s): lead %q, want %q", tc.filters, tc.sort, got, tc.lead)
+			t.Errorf("planList(%v, sort %s): lead %q, want %q", tc.filters, tc.sort, got, tc.lead)
 		}
 	}
 }

@@ -9,8 +9,10 @@
 // projections encoded at write time, spliced into responses as they are. Published records have
 // one ordered index entry per field value (index/fields), a counter per collection gives exact
 // totals, and titles are searched through index/title (bleve), which a journal in badger
-// repairs after a crash. Queries are planned in query.go: the most selective index or the title
-// search gives candidates, else the sort index is scanned in order; everything streams.
+// repairs after a crash. Queries (query.go, aggregate.go) are compiled and planned by the
+// pure planner (planner.go) into a printable plan (plan.go, golden tests in testdata/plans)
+// that the scans execute (scans.go): the most selective index or the title search gives
+// candidates, else the sort index is walked in order; everything streams.
 //
 // docs/records.md describes the behaviour and the choices the interface left open.
 package records

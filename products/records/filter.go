@@ -2,6 +2,7 @@ package records
 
 import (
 	"bytes"
+	"math"
 	"net/url"
 	"sort"
 	"strconv"
@@ -98,8 +99,10 @@ func encodeQueryValue(f *Field, v string) ([]byte, error) {
 	switch f.Type {
 	case "number":
 		n, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, invalidFilter("field " + f.Name + " is a number; " + strconv.Quote(v) + " is not")
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+			// NaN and the infinities parse, but no stored number is one (JSON has none), and
+			// NaN would compare as a number beyond every other in the index encoding.
+			return nil, invalidFilter("field " + f.Name + " is a number; " + strconv.Quote(v) + " is not a finite number")
 		}
 		return fields.Number(n), nil
 	case "boolean":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -60,20 +61,48 @@ func (c *adminClient) do(ctx context.Context, method, path, contentType string, 
 		return err
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Error   string `json:"error"`
-			Message string `json:"message"`
-		}
-		_ = json.Unmarshal(raw, &e)
+		e := &apiError{Method: method, Path: path, Status: resp.StatusCode}
+		_ = json.Unmarshal(raw, e)
 		if e.Message == "" {
 			e.Message = strings.TrimSpace(string(raw))
 		}
-		return fmt.Errorf("%s %s: %d %s %s", method, path, resp.StatusCode, e.Error, e.Message)
+		return e
 	}
 	if out != nil && len(raw) > 0 {
 		return json.Unmarshal(raw, out)
 	}
 	return nil
+}
+
+// apiError is an error answer of the admin API.
+type apiError struct {
+	Method, Path string
+	Status       int
+	Code         string `json:"error"`
+	Message      string `json:"message"`
+	Details      []struct {
+		Field   string `json:"field"`
+		Problem string `json:"problem"`
+		Line    int    `json:"line"`
+	} `json:"details"`
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%s %s: %d %s %s", e.Method, e.Path, e.Status, e.Code, e.Message)
+}
+
+// inFile renders the problems of a refused document as "file:line: path: problem" lines.
+func (e *apiError) inFile(file string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: the server refused the document (%d %s)", file, e.Status, e.Code)
+	for _, d := range e.Details {
+		b.WriteString("\n  " + file + ":")
+		if d.Line > 0 {
+			fmt.Fprintf(&b, "%d:", d.Line)
+		}
+		fmt.Fprintf(&b, " %s: %s", d.Field, d.Problem)
+	}
+	return b.String()
 }
 
 func applyCmd(ctx context.Context, args []string, stdout io.Writer, env []string) error {
@@ -108,6 +137,10 @@ func applyCmd(ctx context.Context, args []string, stdout io.Writer, env []string
 		Generated []struct{ Org, Project, Name, Value string } `json:"generatedKeys"`
 	}
 	if err := client().do(ctx, http.MethodPost, "/apply", "application/yaml", bytes.NewReader(raw), &rep); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && len(ae.Details) > 0 {
+			return errors.New(ae.inFile(*file))
+		}
 		return err
 	}
 	if !rep.Changed {

@@ -35,8 +35,14 @@ type proc struct {
 
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, nil, args...)
+}
+
+// startProcEnv is startProc with extra environment entries (they win over the defaults).
+func startProcEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), "GATEHOUSE_TEST_AS_MAIN=1", "GATEHOUSE_ADMIN_TOKEN=restart-token", "GATEHOUSE_LOG_LEVEL=info")
+	cmd.Env = append(append(os.Environ(), "GATEHOUSE_TEST_AS_MAIN=1", "GATEHOUSE_ADMIN_TOKEN=restart-token", "GATEHOUSE_LOG_LEVEL=info"), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -127,15 +127,18 @@ func pluginsRun(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := dec.Decode(&in); err != nil {
 		return fmt.Errorf("input %s: %w", *inputFile, err)
 	}
+	if dec.More() {
+		return fmt.Errorf("input %s: more than one JSON document", *inputFile)
+	}
 	if in.Project == "" {
 		in.Project = "demo"
 	}
 	if *name == "" {
-		*name = strings.TrimSuffix(filepath.Base(module), filepath.Ext(module))
+		*name = pluginFileName(module)
 	}
 
 	opts := host.DefaultOptions()
-	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})) // failed calls are printed as the verdict
 	h, err := host.New(ctx, opts)
 	if err != nil {
 		return err
@@ -255,6 +258,20 @@ type pluginFolder struct {
 
 var unsafeNameChars = regexp.MustCompile(`[^a-z0-9_-]+`)
 
+// pluginFileName turns a module's file name into a plugin and file name: lower case
+// letters, digits, - and _ ("My Filter.wasm" is my-filter), "plugin" when nothing is left.
+func pluginFileName(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	name := strings.Trim(unsafeNameChars.ReplaceAllString(strings.ToLower(base), "-"), "-_")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	if name == "" {
+		return "plugin"
+	}
+	return name
+}
+
 func pluginsInit(args []string, stdout, stderr io.Writer) error {
 	flags := flag.NewFlagSet("plugins init", flag.ContinueOnError)
 	flags.SetOutput(stderr)
@@ -275,10 +292,7 @@ func pluginsInit(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f := pluginFolder{Name: strings.Trim(unsafeNameChars.ReplaceAllString(strings.ToLower(filepath.Base(abs)), "-"), "-_"), Hook: *hook, Version: version}
-	if f.Name == "" {
-		f.Name = "plugin"
-	}
+	f := pluginFolder{Name: pluginFileName(abs + ".wasm"), Hook: *hook, Version: version}
 	f.Module = *module
 	if f.Module == "" {
 		f.Module = f.Name

@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -87,59 +87,68 @@ func TestPluginsInitBuildRun(t *testing.T) {
 	}
 }
 
-// rejectThroughGateway starts the gateway, applies a tenants document that registers wasm
-// for forms.submit with `gatehouse apply`, and submits a form the plugin rejects.
+// rejectThroughGateway follows the end of the walk-through in docs/plugins.md: it starts the
+// gateway, applies the tenants document the page shows (its module path pointed at wasm)
+// with `gatehouse apply`, and submits a form the plugin rejects.
 func rejectThroughGateway(t *testing.T, wasm string) {
 	t.Helper()
+	doc := docYAML(t, "../../../docs/plugins.md", "module: nocasino/nocasino.wasm")
+	doc = strings.Replace(doc, "module: nocasino/nocasino.wasm", "module: "+strconv.Quote(wasm), 1)
 	data := t.TempDir()
-	const base = `
-orgs:
-  - slug: acme
-    projects:
-      - id: demo
-        keys:
-          - {name: web, value: pk_live_demo_web, products: [forms]}
-        forms:
-          - slug: contact
-            published: true
-            fields:
-              - {name: message, type: textarea, required: true}
-`
 	cfg, tenants := filepath.Join(data, "empty.yaml"), filepath.Join(data, "tenants.yaml")
 	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(tenants, []byte(base), 0o600); err != nil {
+	if err := os.WriteFile(tenants, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startProc(t, "--data", data, "--config", cfg, "--tenants", tenants)
-	const spam = `{"data":{"message":"Cheap casino chips"}}`
-	if code, body := do(t, "POST", p.url+"/forms/forms/contact/submit", "pk_live_demo_web", spam); code != 201 {
-		t.Fatalf("before the plugin: submission = %d %s, want 201", code, body)
-	}
-	withPlugin := base + fmt.Sprintf(`        plugins:
-          - name: nocasino
-            module: %q
-            hooks: [forms.submit]
-            onError: closed
-            limits: {memoryMB: 16, timeoutMs: 50}
-            config: {word: casino}
-`, wasm)
-	if err := os.WriteFile(tenants, []byte(withPlugin), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	p := startProc(t, "--data", data, "--config", cfg)
 	var out, errOut bytes.Buffer
 	env := []string{"GATEHOUSE_SERVER=" + p.url, "GATEHOUSE_ADMIN_TOKEN=restart-token"}
-	if code := run(context.Background(), []string{"apply", "-f", tenants}, &out, &errOut, env); code != 0 || !strings.Contains(out.String(), "plugin") {
-		t.Fatalf("apply: exit %d: %s%s", code, out.String(), errOut.String())
+	if code := run(context.Background(), []string{"apply", "-f", tenants}, &out, &errOut, env); code != 0 || !strings.Contains(out.String(), "created plugin demo/nocasino") {
+		t.Fatalf("apply of the walk-through's tenants document: exit %d: %s%s", code, out.String(), errOut.String())
 	}
-	if code, body := do(t, "POST", p.url+"/forms/forms/contact/submit", "pk_live_demo_web", spam); code != 422 || !strings.Contains(body, `"error":"SPAM_DETECTED"`) || !strings.Contains(body, "no casino offers, please") {
-		t.Errorf("after the apply: spam submission = %d %s, want 422 SPAM_DETECTED", code, body)
+	const spam = `{"data":{"email":"ada@example.com","message":"Cheap casino chips"}}`
+	if code, body := do(t, "POST", p.url+"/forms/forms/contact/submit", "pk_live_demo_web", spam); code != 422 || body != `{"error":"SPAM_DETECTED","message":"no casino offers, please"}` {
+		t.Errorf("spam submission = %d %s, want 422 SPAM_DETECTED", code, body)
 	}
-	if code, body := do(t, "POST", p.url+"/forms/forms/contact/submit", "pk_live_demo_web", `{"data":{"message":"Hello"}}`); code != 201 {
-		t.Errorf("after the apply: clean submission = %d %s, want 201", code, body)
+	if code, body := do(t, "POST", p.url+"/forms/forms/contact/submit", "pk_live_demo_web", `{"data":{"email":"ada@example.com","message":"Hello"}}`); code != 201 {
+		t.Errorf("clean submission = %d %s, want 201", code, body)
 	}
 	p.stop(t)
+}
+
+// docYAML returns the first YAML code block of a Markdown page that contains marker,
+// without the indentation it has inside a list item.
+func docYAML(t *testing.T, page, marker string) string {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range strings.Split(string(b), "```yaml\n")[1:] {
+		lines := strings.Split(block, "\n")
+		var out []string
+		for _, l := range lines {
+			if strings.TrimSpace(l) == "```" {
+				break
+			}
+			out = append(out, l)
+		}
+		indent := len(lines[0]) - len(strings.TrimLeft(lines[0], " "))
+		text := ""
+		for _, l := range out {
+			if len(l) >= indent {
+				l = l[indent:]
+			}
+			text += l + "\n"
+		}
+		if strings.Contains(text, marker) {
+			return text
+		}
+	}
+	t.Fatalf("%s has no YAML block containing %q", page, marker)
+	return ""
 }
 
 func TestPluginsCLIErrors(t *testing.T) {
@@ -148,7 +157,8 @@ func TestPluginsCLIErrors(t *testing.T) {
 	junk := filepath.Join(dir, "junk.wasm")
 	input := filepath.Join(dir, "in.json")
 	typo := filepath.Join(dir, "typo.json")
-	for name, body := range map[string]string{junk: "not wasm", input: `{"project":"demo","form":"f","data":{}}`, typo: `{"projekt":"demo"}`} {
+	two := filepath.Join(dir, "two.json")
+	for name, body := range map[string]string{junk: "not wasm", input: `{"project":"demo","form":"f","data":{}}`, typo: `{"projekt":"demo"}`, two: `{"project":"demo"} {"project":"x"}`} {
 		if err := os.WriteFile(name, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -168,6 +178,7 @@ func TestPluginsCLIErrors(t *testing.T) {
 		{"run of a module the host refuses", []string{"plugins", "run", junk, "--hook", "forms.submit", "--input", input}, "the host refuses"},
 		{"run with an unknown hook", []string{"plugins", "run", junk, "--hook", "forms.sumbit", "--input", input}, "the host refuses"},
 		{"input with an unknown member", []string{"plugins", "run", junk, "--hook", "forms.submit", "--input", typo}, `unknown field "projekt"`},
+		{"input with two documents", []string{"plugins", "run", junk, "--hook", "forms.submit", "--input", two}, "more than one JSON document"},
 		{"config without =", []string{"plugins", "run", junk, "--hook", "forms.submit", "--input", input, "--config", "word"}, "not key=value"},
 		{"init without a folder", []string{"plugins", "init"}, "usage: gatehouse plugins init"},
 		{"init with an unknown hook", []string{"plugins", "init", filepath.Join(dir, "x"), "--hook", "records.write"}, `unknown hook "records.write"`},
@@ -176,6 +187,21 @@ func TestPluginsCLIErrors(t *testing.T) {
 		code, _, errOut := runCLI(t, tc.args...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%s: gatehouse %s: exit %d, stderr %q; want an error containing %q", tc.name, strings.Join(tc.args, " "), code, errOut, tc.want)
+		}
+	}
+}
+
+func TestPluginFileName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"nocasino.wasm", "nocasino"},
+		{"/tmp/My Filter.wasm", "my-filter"},
+		{"dir/c_word.v2.wasm", "c_word-v2"},
+		{"--.wasm", "plugin"},
+		{strings.Repeat("a", 80) + ".wasm", strings.Repeat("a", 64)},
+	} {
+		if got := pluginFileName(tc.in); got != tc.want {
+			t.Errorf("pluginFileName(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

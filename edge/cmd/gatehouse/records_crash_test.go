@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-const crashTenants = `
+const recordsCrashTenants = `
 orgs:
   - slug: crash
     projects:
@@ -43,7 +43,7 @@ func TestRecordWritesSurviveSIGKILL(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("storage: {sync_writes: true}\nlog_level: warn\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(ten, []byte(crashTenants), 0o600); err != nil {
+	if err := os.WriteFile(ten, []byte(recordsCrashTenants), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := startProc(t, "--data", filepath.Join(data, "d"), "--config", cfg, "--tenants", ten)

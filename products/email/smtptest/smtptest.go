@@ -58,6 +58,8 @@ type Server struct {
 	srv   *smtp.Server
 	mu    sync.Mutex
 	rule  Rule
+	lost  Rule
+	data  map[string]int
 	count map[string]int
 	msgs  []Received
 	conns int
@@ -102,7 +104,7 @@ func StartWith(tb testing.TB, o Options) *Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &Server{Addr: ln.Addr().String(), rule: rule, count: map[string]int{}}
+	s := &Server{Addr: ln.Addr().String(), rule: rule, count: map[string]int{}, data: map[string]int{}}
 	ln = countingListener{Listener: ln, s: s}
 	s.Host, s.Port = "127.0.0.1", ln.Addr().(*net.TCPAddr).Port
 	s.srv = smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
@@ -123,6 +125,16 @@ func StartWith(tb testing.TB, o Options) *Server {
 	go func() { _ = s.srv.Serve(ln) }()
 	tb.Cleanup(func() { _ = s.srv.Close() })
 	return s
+}
+
+// SetLostReply makes the server keep a message and then answer its DATA with the reply rule
+// gives (rcpt is the first recipient, n counts its DATA commands from 1): the "answer lost
+// after the message was taken" case (a crash, a timeout) that makes a sender try again. A
+// zero Code answers normally.
+func (s *Server) SetLostReply(rule Rule) {
+	s.mu.Lock()
+	s.lost = rule
+	s.mu.Unlock()
 }
 
 // SetRule replaces the rule.
@@ -235,7 +247,20 @@ func (ss *session) Data(r io.Reader) error {
 		rec.User = *ss.user
 	}
 	ss.s.msgs = append(ss.s.msgs, rec)
+	lost := ss.s.lost
+	var key string
+	var n int
+	if len(ss.to) > 0 {
+		key = strings.ToLower(ss.to[0])
+		ss.s.data[key]++
+		n = ss.s.data[key]
+	}
 	ss.s.mu.Unlock()
+	if lost != nil && key != "" {
+		if r := lost(key, n); r.Code != 0 {
+			return reply(r)
+		}
+	}
 	return nil
 }
 
