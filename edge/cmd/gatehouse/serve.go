@@ -149,6 +149,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		for _, g := range rep.Generated {
 			fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, g.Project, g.Name), g.Value)
 		}
+		printSecrets(stdout, rep.Secrets)
 	}
 
 	srv, err := edge.New(edge.Options{
@@ -193,6 +194,13 @@ func keyPrefix(value string) string {
 		}
 	}
 	return "…"
+}
+
+// printSecrets prints the secrets an apply generated (webhook signing secrets; shown only here).
+func printSecrets(w io.Writer, secrets []tenancy.GeneratedSecret) {
+	for _, g := range secrets {
+		fmt.Fprintf(w, "generated %s secret %s (shown once): %s\n", g.Kind, keyLabel(g.Org, g.Project, g.Name), g.Value)
+	}
 }
 
 func keyLabel(org, project, name string) string {
