@@ -1,6 +1,7 @@
 // Package admin is the admin API under /admin/v1 that the foundation owns: applying tenants
 // documents, creating and revoking keys, and the organizations' suppression lists. Products
-// add their own dashboard routes beside these; every route needs the admin token.
+// add their own dashboard routes beside these. Every route takes the admin token (the operator)
+// or a dashboard session (accounts.go); a member's session reaches only its own org.
 package admin
 
 import (
@@ -15,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -27,7 +29,7 @@ func New(t *tenancy.Service) *API { return &API{t: t} }
 
 // MountAdmin registers the routes under /admin/v1 (the token check is the server's).
 func (a *API) MountAdmin(r fiber.Router) {
-	r.Post("/apply", httpx.BodyLimit(tenancy.MaxDocumentBytes), a.apply)
+	r.Post("/apply", auth.OperatorOnly, httpx.BodyLimit(tenancy.MaxDocumentBytes), a.apply)
 	r.Post("/keys", a.createKey)
 	r.Get("/orgs/:org/keys", a.listKeys)
 	r.Delete("/orgs/:org/keys/:name", a.revokeKey)
@@ -45,12 +47,29 @@ func (a *API) uploadModule(c *fiber.Ctx) error {
 	if project == "" || name == "" {
 		return httpx.Validation(httpx.FieldProblem{Field: "project,name", Problem: "both query parameters are required"})
 	}
+	if err := a.ownProject(c, project); err != nil {
+		return err
+	}
 	module := bytes.Clone(c.Body())
 	if err := a.t.PutModule(c.UserContext(), project, name, module); err != nil {
 		return toAPI(err)
 	}
 	sum := sha256.Sum256(module)
 	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"project": project, "name": name, "size": len(module), "sha256": hex.EncodeToString(sum[:])})
+}
+
+// ownProject refuses with 403 FORBIDDEN a member's upload to a project of another org (or to
+// no project): uploading is an operator's act across orgs (decisions.md 8.2).
+func (a *API) ownProject(c *fiber.Ctx, project string) error {
+	adm := auth.AdminOf(c)
+	if adm != nil && adm.Operator {
+		return nil
+	}
+	p, err := a.t.Project(c.UserContext(), project)
+	if err != nil || !adm.SeesOrg(p.Org) {
+		return auth.ErrOperatorOnly
+	}
+	return nil
 }
 
 // toAPI maps tenancy's typed errors to API errors: the one place this package does so.
@@ -126,6 +145,9 @@ type keyRequest struct {
 func (a *API) createKey(c *fiber.Ctx) error {
 	var req keyRequest
 	if err := httpx.DecodeJSON(c, &req, httpx.CodeValidationFailed); err != nil {
+		return err
+	}
+	if err := auth.RequireOrg(c, req.Org); err != nil {
 		return err
 	}
 	g, err := a.t.CreateKey(c.UserContext(), tenancy.KeyRequest{Org: req.Org, Project: req.Project, Name: req.Name, Kind: req.Kind, Products: req.Products})
