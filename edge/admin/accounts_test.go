@@ -161,8 +161,7 @@ func TestCSRFRequiredOnEveryStateChange(t *testing.T) {
 	h := harness(t)
 	s := h.User("owner@acme.test", "acme", "owner")
 	for _, tc := range []struct{ method, path, body string }{
-		{"POST", "/admin/v1/orgs/acme/suppressions", `{"email":"x@y.test"}`},
-		{"DELETE", "/admin/v1/orgs/acme/suppressions/x@y.test", ""},
+		{"DELETE", "/admin/v1/orgs/acme/keys/k", ""},
 		{"POST", "/admin/v1/keys", `{"org":"acme","name":"k","kind":"secret","products":["email"]}`},
 		{"POST", "/admin/v1/users", `{"email":"m@acme.test","password":"long enough pw","org":"acme"}`},
 	} {
@@ -173,11 +172,11 @@ func TestCSRFRequiredOnEveryStateChange(t *testing.T) {
 			}
 		}
 	}
-	if r := s.Do("POST", "/orgs/acme/suppressions", `{"email":"x@y.test"}`); r.Status != 201 {
+	if r := s.Do("POST", "/keys", `{"org":"acme","name":"k","kind":"secret","products":["email"]}`); r.Status != 201 {
 		t.Errorf("with the CSRF token = %d %s", r.Status, r.Body)
 	}
 	// The admin token needs no CSRF token (it is not ambient like a cookie).
-	if r := h.Admin("POST", "/orgs/acme/suppressions", map[string]string{"email": "z@y.test"}); r.Status != 201 {
+	if r := h.Admin("DELETE", "/orgs/acme/keys/k", nil); r.Status != 204 {
 		t.Errorf("admin token POST = %d %s", r.Status, r.Body)
 	}
 }

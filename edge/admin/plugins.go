@@ -10,10 +10,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
-// CodePluginRefused answers an apply or upload whose plugin module the host refuses
-// (decisions.md 8.5); the message and details carry the reason.
-const CodePluginRefused = "PLUGIN_REFUSED"
-
 // PluginHost is what the plugin admin routes read of the Wasm host. The composition root
 // adapts plugins/host to it (edge imports no plugin host).
 type PluginHost interface {

@@ -36,8 +36,21 @@ type Config struct {
 	Storage         Storage  `json:"storage"`
 	Email           Email    `json:"email"`
 	Files           Files    `json:"files"`
+	Forms           Forms    `json:"forms"`
 	Captcha         Captcha  `json:"captcha"`
 	Plugins         Plugins  `json:"plugins"`
+	Egress          Egress   `json:"egress"`
+}
+
+// Egress is the outbound-connection policy (edge/egress) of webhooks, SMTP and captcha calls.
+type Egress struct {
+	// AllowPrivateNetworks lets outbound connections reach loopback, private, link-local and
+	// metadata addresses (refused by default; tests and private deployments set it).
+	AllowPrivateNetworks bool `json:"allow_private_networks"`
+	// Timeout bounds one outbound HTTP exchange (webhook delivery, captcha call).
+	Timeout Duration `json:"timeout"`
+	// MaxResponseKB caps a response body read from an outbound call.
+	MaxResponseKB int `json:"max_response_kb"`
 }
 
 // Storage configures the embedded database.
@@ -94,10 +107,23 @@ type Provider struct {
 	VerifyURL string `json:"verify_url"`
 }
 
+// Forms configures the forms product.
+type Forms struct {
+	// RatePerMinute is the submission limit per key and form: the interface's 60. Load tests
+	// raise it (make bench-plugins-isolation); production keeps it.
+	RatePerMinute int `json:"rate_per_minute"`
+}
+
 // Plugins configures the Wasm host.
 type Plugins struct {
 	CacheDir string `json:"cache_dir"`
 	PoolSize int    `json:"pool_size"`
+	// MemoryBudgetMB bounds the memory of all plugin instances together, shared equally by
+	// the projects with plugins (decisions.md 8.5).
+	MemoryBudgetMB int `json:"memory_budget_mb"`
+	// CPUBudgetMs is the plugin time one project may use per second; past it the project's
+	// plugin calls are refused (503 PLUGIN_BUSY, or its onError policy) until it refills.
+	CPUBudgetMs int `json:"cpu_budget_ms"`
 }
 
 // Default returns the configuration with every default filled in.
@@ -117,7 +143,9 @@ func Default() Config {
 			HCaptcha:  Provider{VerifyURL: "https://api.hcaptcha.com/siteverify"},
 			ReCaptcha: Provider{VerifyURL: "https://www.google.com/recaptcha/api/siteverify"},
 		},
-		Plugins: Plugins{PoolSize: 4},
+		Forms:   Forms{RatePerMinute: 60},
+		Plugins: Plugins{PoolSize: 4, MemoryBudgetMB: 256, CPUBudgetMs: 500},
+		Egress:  Egress{Timeout: Duration(15 * time.Second), MaxResponseKB: 1024},
 	}
 }
 
@@ -281,6 +309,9 @@ func (c *Config) Validate() error {
 		if k.v < 0 {
 			errs = append(errs, fmt.Errorf("storage.%s must not be negative, not %d", k.name, k.v))
 		}
+	}
+	if c.Egress.Timeout <= 0 || c.Egress.MaxResponseKB <= 0 {
+		errs = append(errs, errors.New("egress.timeout and egress.max_response_kb must be positive"))
 	}
 	if c.MemoryLimitMB < 0 {
 		errs = append(errs, errors.New("memory_limit_mb must be 0 (no limit) or a number of MB"))

@@ -139,7 +139,7 @@ func New(t testing.TB, o Options) *Harness {
 // Apply applies a tenants document through the service and fails the test on error.
 func (h *Harness) Apply(doc string) *tenancy.Report {
 	h.t.Helper()
-	d, err := tenancy.Parse([]byte(doc))
+	d, err := h.Tenancy.Parse([]byte(doc))
 	if err != nil {
 		h.t.Fatalf("Parse tenants: %v", err)
 	}

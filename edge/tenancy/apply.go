@@ -1,7 +1,6 @@
 package tenancy
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -13,17 +12,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
-
-// Change is one entity an apply created, updated or deleted.
-type Change struct {
-	Op   string `json:"op"`   // created | updated | deleted
-	Kind string `json:"kind"` // org, project, key, form, template, connection, collection, record, plugin, suppression
-	// Path names the entity: "acme", "demo/contact", "demo/posts/post-1".
-	Path string `json:"path"`
-	// Old and New are the stored JSON before and after (nil when absent); keys carry no values.
-	Old json.RawMessage `json:"-"`
-	New json.RawMessage `json:"-"`
-}
 
 // GeneratedKey is a key value the apply generated: shown once, never stored in clear.
 type GeneratedKey struct {
@@ -44,10 +32,6 @@ type Report struct {
 	Generated []GeneratedKey `json:"generatedKeys,omitempty"`
 }
 
-// TxHook lets a product derive its own data from an apply's changes inside the same
-// transaction (for example secondary indexes of records). An error aborts the whole apply.
-type TxHook func(txn *store.Txn, changes []Change) error
-
 // ErrKeyTaken reports a key value that another key (of another name or org) already has.
 var ErrKeyTaken = errors.New("tenancy: key value already belongs to another key")
 
@@ -58,13 +42,19 @@ type applier struct {
 	touched map[string]bool
 }
 
-// Apply validates doc and writes it in one transaction: upserts by slug/name/id, deletes only
-// with doc.Prune. Applying the same document twice reports no change the second time.
+// writer returns a Writer over the applier scoped to org and project.
+func (a *applier) writer(org, project string) *Writer {
+	return &Writer{Txn: a.txn, Org: org, Project: project, Now: a.now, a: a}
+}
+
+// Apply validates doc (with every registered section) and writes it in one transaction: upserts
+// by slug/name/id, deletes only with doc.Prune. Applying the same document twice reports no
+// change the second time.
 func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
-	if err := doc.Validate(); err != nil {
+	if err := s.Validate(doc); err != nil {
 		return nil, err
 	}
-	if err := s.checkPlugins(ctx, doc); err != nil {
+	if err := s.vet(ctx, doc); err != nil {
 		return nil, err
 	}
 	s.applyMu.Lock()
@@ -73,18 +63,11 @@ func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		rep = &Report{Changes: []Change{}}
 		a := &applier{txn: txn, now: s.now().UTC().Format(TimeFormat), report: rep, touched: map[string]bool{}}
-		if err := a.document(doc); err != nil {
+		if err := s.document(a, doc); err != nil {
 			return err
 		}
 		if doc.Prune {
-			if err := a.prune(); err != nil {
-				return err
-			}
-		}
-		for _, h := range s.hooks {
-			if err := h(txn, rep.Changes); err != nil {
-				return err
-			}
+			return s.prune(a)
 		}
 		return nil
 	})
@@ -93,7 +76,7 @@ func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
 	}
 	rep.Changed = rep.Created+rep.Updated+rep.Deleted > 0
 	if rep.Changed {
-		s.changed(ctx, rep.Changes)
+		s.Notify(ctx, rep.Changes)
 	}
 	return rep, nil
 }
@@ -101,40 +84,10 @@ func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
 // TimeFormat is RFC 3339 UTC with milliseconds, the interface's timestamp form.
 const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
-// put writes v at k when its JSON differs from what is stored, and records the change.
-func (a *applier) put(k []byte, kind, path string, v any) error {
-	a.touched[string(k)] = true
-	nv, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	old, err := a.txn.Get(k)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		old = nil
-	case err != nil:
-		return err
-	case bytes.Equal(old, nv):
-		a.report.Unchanged++
-		return nil
-	}
-	if err := a.txn.Set(k, nv); err != nil {
-		return err
-	}
-	op := "updated"
-	if old == nil {
-		op = "created"
-		a.report.Created++
-	} else {
-		a.report.Updated++
-	}
-	a.report.Changes = append(a.report.Changes, Change{Op: op, Kind: kind, Path: path, Old: old, New: nv})
-	return nil
-}
-
-func (a *applier) document(doc *Document) error {
+func (s *Service) document(a *applier, doc *Document) error {
 	for _, o := range doc.Orgs {
-		if err := a.put(key(kOrg, o.Slug), "org", o.Slug, OrgInfo{Slug: o.Slug, Name: o.Name}); err != nil {
+		w := a.writer(o.Slug, "")
+		if err := w.Put(key(kOrg, o.Slug), "org", "", OrgInfo{Slug: o.Slug, Name: o.Name}); err != nil {
 			return err
 		}
 		for _, k := range o.Keys {
@@ -142,13 +95,16 @@ func (a *applier) document(doc *Document) error {
 				return err
 			}
 		}
-		for _, addr := range o.Suppressions {
-			if err := a.suppression(o.Slug, addr); err != nil {
-				return err
+		for _, sec := range s.sections {
+			if sec.Level() != OrgLevel {
+				continue
+			}
+			if err := sec.Apply(w, o.Sections[sec.Name()]); err != nil {
+				return fmt.Errorf("%s of org %s: %w", sec.Name(), o.Slug, err)
 			}
 		}
 		for _, p := range o.Projects {
-			if err := a.project(o.Slug, p); err != nil {
+			if err := s.project(a, o.Slug, p); err != nil {
 				return err
 			}
 		}
@@ -156,31 +112,15 @@ func (a *applier) document(doc *Document) error {
 	return nil
 }
 
-func (a *applier) suppression(org, addr string) error {
-	lower := strings.ToLower(strings.TrimSpace(addr))
-	k := key(kSuppress, org, lower)
-	a.touched[string(k)] = true
-	if ok, err := a.txn.Has(k); err != nil || ok {
-		if ok {
-			a.report.Unchanged++
-		}
-		return err
-	}
-	return a.put(k, "suppression", org+"/"+lower, Suppression{Email: lower, Source: "tenants", At: a.now})
-}
-
-func (a *applier) project(org string, p Project) error {
-	info := ProjectInfo{ID: p.ID, Org: org, Name: p.Name, Captcha: p.Captcha}
-	if p.Email != nil && (p.Email.From != nil || p.Email.ReplyTo != nil) {
-		info.Email = &EmailDefaults{From: p.Email.From, ReplyTo: p.Email.ReplyTo}
-	}
+func (s *Service) project(a *applier, org string, p Project) error {
 	if raw, err := a.txn.Get(key(kProject, p.ID)); err == nil {
 		var prev ProjectInfo
 		if json.Unmarshal(raw, &prev) == nil && prev.Org != org {
 			return &InvalidError{Problems: []Problem{{Path: "project " + p.ID, Message: "id already belongs to org " + prev.Org}}}
 		}
 	}
-	if err := a.put(key(kProject, p.ID), "project", p.ID, info); err != nil {
+	w := a.writer("", p.ID)
+	if err := w.Put(key(kProject, p.ID), "project", "", ProjectInfo{ID: p.ID, Org: org, Name: p.Name}); err != nil {
 		return err
 	}
 	for _, k := range p.Keys {
@@ -188,67 +128,15 @@ func (a *applier) project(org string, p Project) error {
 			return err
 		}
 	}
-	if p.Email != nil {
-		for _, t := range p.Email.Templates {
-			if err := a.put(key(kTemplate, p.ID, t.Slug), "template", p.ID+"/"+t.Slug, t); err != nil {
-				return err
-			}
+	for _, sec := range s.sections {
+		if sec.Level() != ProjectLevel {
+			continue
 		}
-	}
-	for _, f := range p.Forms {
-		if f.Visibility == "" {
-			f.Visibility = "public"
-		}
-		if err := a.put(key(kForm, p.ID, f.Slug), "form", p.ID+"/"+f.Slug, f); err != nil {
-			return err
-		}
-	}
-	if p.Membership != nil {
-		for _, c := range p.Membership.Connections {
-			if err := a.put(key(kConnection, p.ID, c.Name), "connection", p.ID+"/"+c.Name, c); err != nil {
-				return err
-			}
-		}
-	}
-	for _, pl := range p.Plugins {
-		if err := a.put(key(kPlugin, p.ID, pl.Name), "plugin", p.ID+"/"+pl.Name, pl); err != nil {
-			return err
-		}
-	}
-	for _, col := range p.Collections {
-		recs := col.Records
-		col.Records = nil
-		if err := a.put(key(kCollection, p.ID, col.Name), "collection", p.ID+"/"+col.Name, col); err != nil {
-			return err
-		}
-		for _, r := range recs {
-			if err := a.record(p.ID, col.Name, r); err != nil {
-				return err
-			}
+		if err := sec.Apply(w, p.Sections[sec.Name()]); err != nil {
+			return fmt.Errorf("%s of project %s: %w", sec.Name(), p.ID, err)
 		}
 	}
 	return nil
-}
-
-func (a *applier) record(project, coll string, r Record) error {
-	k := key(kRecord, project, coll, r.ID)
-	sr := StoredRecord{ID: r.ID, Published: r.Published, Data: r.Data, CreatedAt: a.now, UpdatedAt: a.now}
-	if sr.Data == nil {
-		sr.Data = map[string]any{}
-	}
-	if raw, err := a.txn.Get(k); err == nil {
-		var prev StoredRecord
-		if json.Unmarshal(raw, &prev) == nil {
-			sr.CreatedAt = prev.CreatedAt
-			// Same content: keep the stored UpdatedAt so the value (and the report) is unchanged.
-			sameData, _ := json.Marshal(prev.Data)
-			newData, _ := json.Marshal(sr.Data)
-			if prev.Published == sr.Published && bytes.Equal(sameData, newData) {
-				sr.UpdatedAt = prev.UpdatedAt
-			}
-		}
-	}
-	return a.put(k, "record", project+"/"+coll+"/"+r.ID, sr)
 }
 
 // key upserts one API key. A given value is stored by hash; a missing value keeps the existing
@@ -258,8 +146,9 @@ func (a *applier) key(org, project string, k KeySpec) error {
 	if proj == "" {
 		proj = noProject
 	}
+	w := &Writer{Txn: a.txn, Org: org, Project: project, Now: a.now, a: a}
 	nameKey := key(kKeyName, org, proj, k.Name)
-	a.touched[string(nameKey)] = true
+	w.Touch(nameKey)
 	prevHash, err := a.txn.Get(nameKey)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
@@ -300,7 +189,7 @@ func (a *applier) key(org, project string, k KeySpec) error {
 	}
 	if prevHash != nil && string(prevHash) != hash {
 		// Rotation: the old value stops working.
-		if err := a.del(key(kKey, string(prevHash)), "key", keyPath(org, project, k.Name)); err != nil {
+		if err := w.keyChange().Delete(key(kKey, string(prevHash)), "key", k.Name); err != nil {
 			return err
 		}
 	}
@@ -313,13 +202,20 @@ func (a *applier) key(org, project string, k KeySpec) error {
 		}
 	}
 	rec := auth.Key{Hash: hash, Name: k.Name, Org: org, Project: project, Kind: kind, Test: test, Products: k.Products, Revoked: revoked}
-	if err := a.put(key(kKey, hash), "key", keyPath(org, project, k.Name), rec); err != nil {
+	if err := w.keyChange().Put(key(kKey, hash), "key", k.Name, rec); err != nil {
 		return err
 	}
 	if string(prevHash) != hash {
 		return a.txn.Set(nameKey, []byte(hash))
 	}
 	return nil
+}
+
+// keyChange returns a writer whose changes name org, project and key (keys belong to both).
+func (w *Writer) keyChange() *Writer {
+	c := *w
+	c.keyScope = true
+	return &c
 }
 
 // wasRevoked reports whether the stored key with this hash is revoked.
@@ -339,68 +235,47 @@ func (a *applier) wasRevoked(hash string) (bool, error) {
 }
 
 func keyPath(org, project, name string) string {
-	if project == "" {
-		return org + "/" + name
-	}
-	return org + "/" + project + "/" + name
+	return Change{Org: org, Project: project, Name: name}.Path()
 }
 
-// del removes k and records the deletion.
-func (a *applier) del(k []byte, kind, path string) error {
-	old, err := a.txn.Get(k)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
+// prune deletes every document-managed entity the document did not mention: orgs, projects and
+// keys here, then each section's own.
+func (s *Service) prune(a *applier) error {
+	w := a.writer("", "")
+	err := w.Untouched(prefix(kOrg), func(k, _ []byte) error {
+		return w.In(store.LastPart(k), "").Delete(k, "org", "")
+	})
 	if err != nil {
 		return err
 	}
-	if err := a.txn.Delete(k); err != nil {
+	err = w.Untouched(prefix(kProject), func(k, _ []byte) error {
+		return w.In("", store.LastPart(k)).Delete(k, "project", "")
+	})
+	if err != nil {
 		return err
 	}
-	a.report.Deleted++
-	a.report.Changes = append(a.report.Changes, Change{Op: "deleted", Kind: kind, Path: path, Old: old})
-	return nil
-}
-
-// prune deletes every document-managed entity the document did not mention. Suppressions
-// added by bounces, complaints or the admin API are kept.
-func (a *applier) prune() error {
-	kinds := []string{kOrg, kProject, kKeyName, kForm, kTemplate, kConnection, kCollection, kRecord, kPlugin, kSuppress}
-	for _, kind := range kinds {
-		var doomed [][]byte
-		var olds [][]byte
-		err := a.txn.Iterate(store.IterOptions{Prefix: prefix(kind)}, func(k, v []byte) (bool, error) {
-			if a.touched[string(k)] {
-				return true, nil
-			}
-			if kind == kSuppress {
-				var s Suppression
-				if json.Unmarshal(v, &s) == nil && s.Source != "tenants" {
-					return true, nil
-				}
-			}
-			doomed = append(doomed, bytes.Clone(k))
-			olds = append(olds, v)
-			return true, nil
-		})
-		if err != nil {
+	// A key record goes with its name entry tenancy/keyname/<org>/<project|->/<name>.
+	err = w.Untouched(prefix(kKeyName), func(k, hash []byte) error {
+		parts := strings.SplitN(strings.TrimPrefix(string(k), string(prefix(kKeyName))), "/", 3)
+		if len(parts) != 3 {
+			return nil
+		}
+		project := parts[1]
+		if project == noProject {
+			project = ""
+		}
+		kw := w.In(parts[0], project).keyChange()
+		if err := kw.Delete(key(kKey, string(hash)), "key", parts[2]); err != nil {
 			return err
 		}
-		for i, k := range doomed {
-			path := strings.TrimPrefix(string(k), string(prefix(kind)))
-			if kind == kKeyName {
-				// The key record goes with its name entry.
-				if err := a.del(key(kKey, string(olds[i])), "key", path); err != nil {
-					return err
-				}
-				if err := a.txn.Delete(k); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := a.del(k, kind, path); err != nil {
-				return err
-			}
+		return a.txn.Delete(k)
+	})
+	if err != nil {
+		return err
+	}
+	for _, sec := range s.sections {
+		if err := sec.Prune(w); err != nil {
+			return fmt.Errorf("prune %s: %w", sec.Name(), err)
 		}
 	}
 	return nil

@@ -1,13 +1,19 @@
-// Package tenancy holds organizations, projects, API keys and everything the tenants document
-// configures (forms, templates, suppressions, membership connections, collections with records,
-// plugins). It reads and validates the document, applies it idempotently in one transaction,
-// and answers the reads every product makes of what it stored.
+// Package tenancy holds organizations, projects and API keys, and applies the tenants document
+// (decisions.md section 3): it parses the document, validates the parts it owns, and writes the
+// whole document in one transaction. Everything else the document configures (forms, email
+// templates and suppressions, membership connections, collections and records, plugins) belongs
+// to the product that uses it: each registers a Section that validates and applies its own key of
+// an org or project inside the same transaction, in its own key space. After the commit,
+// listeners (caches) hear one typed Change per entity.
 package tenancy
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
+
+	"github.com/gatehouse-dev/gatehouse/edge/yamldoc"
 )
 
 // Document is the tenants document of decisions.md section 3, read from YAML or JSON.
@@ -15,15 +21,17 @@ type Document struct {
 	// Prune deletes what the document does not mention.
 	Prune bool  `json:"prune,omitempty"`
 	Orgs  []Org `json:"orgs"`
+	// pos holds the line of every entry when the document was parsed from text.
+	pos yamldoc.Positions
 }
 
-// Org is one organization.
+// Org is one organization. Sections holds the keys that products own (suppressions), by name.
 type Org struct {
-	Slug         string    `json:"slug"`
-	Name         string    `json:"name,omitempty"`
-	Keys         []KeySpec `json:"keys,omitempty"`
-	Suppressions []string  `json:"suppressions,omitempty"`
-	Projects     []Project `json:"projects,omitempty"`
+	Slug     string                     `json:"slug"`
+	Name     string                     `json:"name,omitempty"`
+	Keys     []KeySpec                  `json:"keys,omitempty"`
+	Projects []Project                  `json:"projects,omitempty"`
+	Sections map[string]json.RawMessage `json:"-" yamldoc:"rest"`
 }
 
 // KeySpec declares an API key; its kind comes from the value's prefix (or Kind when generated).
@@ -35,164 +43,98 @@ type KeySpec struct {
 	Revoked  bool     `json:"revoked,omitempty"`
 }
 
-// Project is one project of an org; its id is unique across the gateway.
+// Project is one project of an org; its id is unique across the gateway. Sections holds the keys
+// that products own (forms, captcha, email, membership, collections, plugins), by name.
 type Project struct {
-	ID          string         `json:"id"`
-	Name        string         `json:"name,omitempty"`
-	Keys        []KeySpec      `json:"keys,omitempty"`
-	Captcha     *CaptchaKeys   `json:"captcha,omitempty"`
-	Email       *EmailSettings `json:"email,omitempty"`
-	Forms       []Form         `json:"forms,omitempty"`
-	Membership  *Membership    `json:"membership,omitempty"`
-	Collections []Collection   `json:"collections,omitempty"`
-	Plugins     []Plugin       `json:"plugins,omitempty"`
+	ID       string                     `json:"id"`
+	Name     string                     `json:"name,omitempty"`
+	Keys     []KeySpec                  `json:"keys,omitempty"`
+	Sections map[string]json.RawMessage `json:"-" yamldoc:"rest"`
 }
 
-// CaptchaKeys are a project's challenge provider keys.
-type CaptchaKeys struct {
-	Provider string `json:"provider,omitempty"` // turnstile | hcaptcha | recaptcha
-	SiteKey  string `json:"siteKey,omitempty"`
-	Secret   string `json:"secret,omitempty"`
-	Plugin   string `json:"plugin,omitempty"`
-}
-
-// Address is an email address with an optional display name.
-type Address struct {
-	Email string `json:"email"`
-	Name  string `json:"name,omitempty"`
-}
-
-// EmailSettings are a project's sender defaults and templates.
-type EmailSettings struct {
-	From      *Address   `json:"from,omitempty"`
-	ReplyTo   *Address   `json:"replyTo,omitempty"`
-	Templates []Template `json:"templates,omitempty"`
-}
-
-// Template is an email template; subject and body hold {{placeholder}} tokens.
-type Template struct {
-	Slug    string `json:"slug"`
-	Subject string `json:"subject"`
-	Body    string `json:"body"`
-	// Text is an optional plain-text body; derived from Body when empty.
-	Text string `json:"text,omitempty"`
-}
-
-// Form is a form definition.
-type Form struct {
-	Slug       string         `json:"slug"`
-	Title      string         `json:"title,omitempty"`
-	Published  bool           `json:"published"`
-	Visibility string         `json:"visibility,omitempty"` // public (default) | private
-	Captcha    FormCaptcha    `json:"captcha"`
-	Fields     []FormField    `json:"fields"`
-	Settings   map[string]any `json:"settings,omitempty"`
-}
-
-// FormCaptcha is `captcha: true|false` or `captcha: {plugin: name}` in the document.
-type FormCaptcha struct {
-	Enabled bool   `json:"enabled"`
-	Plugin  string `json:"plugin,omitempty"`
-}
-
-// UnmarshalJSON accepts a boolean or {plugin: name} (or the stored {enabled, plugin}).
-func (c *FormCaptcha) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch string(b) {
-	case "true":
-		*c = FormCaptcha{Enabled: true}
-		return nil
-	case "false", "null":
-		*c = FormCaptcha{}
-		return nil
+// UnmarshalJSON reads the org's own keys strictly and keeps every other key for its section.
+func (o *Org) UnmarshalJSON(b []byte) error {
+	type own Org
+	var v own
+	rest, err := splitKeys(b, &v, "slug", "name", "keys", "projects")
+	if err != nil {
+		return err
 	}
-	var o struct {
-		Enabled *bool  `json:"enabled"`
-		Plugin  string `json:"plugin"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&o); err != nil {
-		return fmt.Errorf("captcha must be true, false or {plugin: name}: %w", err)
-	}
-	*c = FormCaptcha{Enabled: o.Enabled == nil || *o.Enabled, Plugin: o.Plugin}
+	*o = Org(v)
+	o.Sections = rest
 	return nil
 }
 
-// FormField is one field of a form.
-type FormField struct {
-	Name        string   `json:"name"`
-	Type        string   `json:"type"`
-	Label       string   `json:"label,omitempty"`
-	Required    bool     `json:"required,omitempty"`
-	Placeholder string   `json:"placeholder,omitempty"`
-	HelpText    string   `json:"helpText,omitempty"`
-	MinLength   int      `json:"minLength,omitempty"`
-	MaxLength   int      `json:"maxLength,omitempty"`
-	Min         *float64 `json:"min,omitempty"`
-	Max         *float64 `json:"max,omitempty"`
-	Pattern     string   `json:"pattern,omitempty"`
-	Options     []string `json:"options,omitempty"`
-	Accept      []string `json:"accept,omitempty"`
-	Multiple    bool     `json:"multiple,omitempty"`
-	MaxSizeMB   float64  `json:"maxSizeMB,omitempty"`
+// MarshalJSON writes the org's own keys and its sections.
+func (o Org) MarshalJSON() ([]byte, error) {
+	type own Org
+	return joinKeys(own(o), o.Sections)
 }
 
-// Membership holds a project's sign-in connections.
-type Membership struct {
-	Connections []Connection `json:"connections,omitempty"`
+// UnmarshalJSON reads the project's own keys strictly and keeps every other key for its section.
+func (p *Project) UnmarshalJSON(b []byte) error {
+	type own Project
+	var v own
+	rest, err := splitKeys(b, &v, "id", "name", "keys")
+	if err != nil {
+		return err
+	}
+	*p = Project(v)
+	p.Sections = rest
+	return nil
 }
 
-// Connection is one identity-provider connection. IdpSecretKey is stored, never returned.
-type Connection struct {
-	Name                 string         `json:"name"`
-	Active               bool           `json:"active"`
-	IdpPublishableKey    string         `json:"idpPublishableKey"`
-	IdpInstanceDomain    string         `json:"idpInstanceDomain"`
-	IdpSecretKey         string         `json:"idpSecretKey,omitempty"`
-	SignUpEnabled        bool           `json:"signUpEnabled"`
-	OrganizationsEnabled bool           `json:"organizationsEnabled"`
-	Appearance           map[string]any `json:"appearance,omitempty"`
+// MarshalJSON writes the project's own keys and its sections.
+func (p Project) MarshalJSON() ([]byte, error) {
+	type own Project
+	return joinKeys(own(p), p.Sections)
 }
 
-// Collection is a record collection of a project.
-type Collection struct {
-	Name    string            `json:"name"`
-	Public  bool              `json:"public"`
-	Fields  []CollectionField `json:"fields"`
-	Records []Record          `json:"records,omitempty"`
+// splitKeys decodes the keys named own of the object b into v (strictly) and returns the others.
+func splitKeys(b []byte, v any, own ...string) (map[string]json.RawMessage, error) {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	mine := map[string]json.RawMessage{}
+	var rest map[string]json.RawMessage
+	for k, raw := range all {
+		if contains(own, k) {
+			mine[k] = raw
+			continue
+		}
+		if rest == nil {
+			rest = map[string]json.RawMessage{}
+		}
+		rest[k] = raw
+	}
+	enc, err := json.Marshal(mine)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(enc))
+	dec.DisallowUnknownFields()
+	return rest, dec.Decode(v)
 }
 
-// CollectionField defines one field of a collection.
-type CollectionField struct {
-	Name       string   `json:"name"`
-	Type       string   `json:"type"` // text, number, boolean, date, select, multiselect, relation, relations, json
-	Options    []string `json:"options,omitempty"`
-	Collection string   `json:"collection,omitempty"` // target of relation(s)
-	Private    bool     `json:"private,omitempty"`
-	Required   bool     `json:"required,omitempty"`
-}
-
-// Record is one record of a collection, as the document gives it.
-type Record struct {
-	ID        string         `json:"id"`
-	Published bool           `json:"published"`
-	Data      map[string]any `json:"data"`
-}
-
-// Plugin registers a Wasm module for a project's hook points.
-type Plugin struct {
-	Name       string            `json:"name"`
-	Module     string            `json:"module"`
-	Hooks      []string          `json:"hooks"`
-	OnError    string            `json:"onError,omitempty"` // open | closed
-	AllowHosts []string          `json:"allowHosts,omitempty"`
-	Limits     PluginLimits      `json:"limits,omitempty"`
-	Config     map[string]string `json:"config,omitempty"`
-}
-
-// PluginLimits caps one plugin's memory and time per call.
-type PluginLimits struct {
-	MemoryMB  int `json:"memoryMB,omitempty"`
-	TimeoutMs int `json:"timeoutMs,omitempty"`
+// joinKeys marshals v and adds the sections' keys in name order.
+func joinKeys(v any, sections map[string]json.RawMessage) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(sections) == 0 {
+		return b, err
+	}
+	names := make([]string, 0, len(sections))
+	for k := range sections {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := bytes.TrimSuffix(b, []byte("}"))
+	for _, k := range names {
+		kb, _ := json.Marshal(k)
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = fmt.Appendf(out, "%s:%s", kb, sections[k])
+	}
+	return append(out, '}'), nil
 }

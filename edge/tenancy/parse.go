@@ -55,8 +55,10 @@ func (e *InvalidError) Error() string {
 // ErrTooLarge reports a document over MaxDocumentBytes.
 var ErrTooLarge = errors.New("tenancy: tenants document too large")
 
-// Parse reads a tenants document in YAML or JSON (JSON is YAML), refusing unknown keys, and
-// validates it. The error is an *InvalidError naming the path of each bad entry.
+// Parse reads a tenants document in YAML or JSON (JSON is YAML), refusing unknown keys of what
+// tenancy owns, and validates orgs, projects and keys. The error is an *InvalidError naming the
+// path and line of each bad entry. The products' sections are checked by Service.Parse and
+// Service.Apply, which know them.
 func Parse(data []byte) (*Document, error) {
 	if len(data) > MaxDocumentBytes {
 		return nil, ErrTooLarge
@@ -77,14 +79,45 @@ func Parse(data []byte) (*Document, error) {
 		}
 		return nil, inv
 	}
+	doc.pos = pos
 	if err := doc.Validate(); err != nil {
-		var inv *InvalidError
-		if errors.As(err, &inv) {
-			for i := range inv.Problems {
-				inv.Problems[i].Line = pos.Line(inv.Problems[i].Path)
-			}
-		}
-		return nil, err
+		return nil, doc.lines(err)
 	}
 	return &doc, nil
+}
+
+// Parse is the package's Parse followed by Validate with the registered sections: every
+// problem of the document, the products' sections included, with its path and line.
+func (s *Service) Parse(data []byte) (*Document, error) {
+	doc, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Validate(doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// lines puts the line of its entry on each problem of err (an *InvalidError or *RefusedError)
+// that has none, when the document was parsed from text.
+func (d *Document) lines(err error) error {
+	if d.pos == nil {
+		return err
+	}
+	var problems []Problem
+	var inv *InvalidError
+	var ref *RefusedError
+	switch {
+	case errors.As(err, &inv):
+		problems = inv.Problems
+	case errors.As(err, &ref):
+		problems = ref.Problems
+	}
+	for i := range problems {
+		if problems[i].Line == 0 {
+			problems[i].Line = d.pos.Line(problems[i].Path)
+		}
+	}
+	return err
 }

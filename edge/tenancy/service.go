@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,33 +16,57 @@ import (
 // ErrNotFound reports an entity the store does not hold.
 var ErrNotFound = errors.New("tenancy: not found")
 
-// Service reads and writes everything tenancy holds.
+// Service reads and writes orgs, projects and keys, and applies tenants documents with the
+// sections registered by the products.
 type Service struct {
 	db        *store.DB
 	now       func() time.Time
-	hooks     []TxHook
+	sections  []Section
 	applyMu   sync.Mutex
 	listenMu  sync.RWMutex
 	listeners []func(ctx context.Context, changes []Change)
-	// pluginCheck vets plugins before an apply or upload stores them (plugincheck.go).
-	pluginCheck PluginChecker
 }
 
 // Options configures New.
 type Options struct {
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
-	// Hooks run inside every apply's transaction.
-	Hooks []TxHook
 }
 
-// New returns the tenancy service over db.
+// New returns the tenancy service over db. Register the products' sections before the first
+// apply.
 func New(db *store.DB, opts Options) *Service {
 	now := opts.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, now: now, hooks: opts.Hooks}
+	return &Service{db: db, now: now}
+}
+
+// Register adds the sections products own. They are checked and applied in registration order
+// (an org's sections before its projects). A name registered twice is a wiring error.
+func (s *Service) Register(secs ...Section) error {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	for _, sec := range secs {
+		for _, have := range s.sections {
+			if have.Name() == sec.Name() && have.Level() == sec.Level() {
+				return fmt.Errorf("tenancy: section %q registered twice", sec.Name())
+			}
+		}
+		s.sections = append(s.sections, sec)
+	}
+	return nil
+}
+
+// Add joins a product to tenancy: its sections are registered and its Changed hears every
+// committed change.
+func (s *Service) Add(o Owner) error {
+	if err := s.Register(o.Sections()...); err != nil {
+		return err
+	}
+	s.OnChange(o.Changed)
+	return nil
 }
 
 // OnChange registers fn to run after every committed change (cache invalidation). It is called
@@ -54,7 +77,9 @@ func (s *Service) OnChange(fn func(ctx context.Context, changes []Change)) {
 	s.listeners = append(s.listeners, fn)
 }
 
-func (s *Service) changed(ctx context.Context, changes []Change) {
+// Notify tells every listener about committed changes. Apply calls it; so do products that
+// change tenancy-owned data outside an apply (an uploaded plugin module).
+func (s *Service) Notify(ctx context.Context, changes []Change) {
 	s.listenMu.RLock()
 	defer s.listenMu.RUnlock()
 	for _, fn := range s.listeners {
@@ -116,58 +141,6 @@ func (s *Service) Project(ctx context.Context, id string) (ProjectInfo, error) {
 	return p, s.getJSON(ctx, key(kProject, id), &p)
 }
 
-// Form returns a project's form by slug.
-func (s *Service) Form(ctx context.Context, project, slug string) (Form, error) {
-	var f Form
-	return f, s.getJSON(ctx, key(kForm, project, slug), &f)
-}
-
-// Template returns a project's email template by slug.
-func (s *Service) Template(ctx context.Context, project, slug string) (Template, error) {
-	var t Template
-	return t, s.getJSON(ctx, key(kTemplate, project, slug), &t)
-}
-
-// Connections returns a project's membership connections.
-func (s *Service) Connections(ctx context.Context, project string) ([]Connection, error) {
-	return listJSON[Connection](ctx, s, prefix(kConnection, project))
-}
-
-// ActiveConnection returns the project's active connection, or ErrNotFound.
-func (s *Service) ActiveConnection(ctx context.Context, project string) (Connection, error) {
-	cs, err := s.Connections(ctx, project)
-	if err != nil {
-		return Connection{}, err
-	}
-	for _, c := range cs {
-		if c.Active {
-			return c, nil
-		}
-	}
-	return Connection{}, ErrNotFound
-}
-
-// Collection returns a project's collection definition.
-func (s *Service) Collection(ctx context.Context, project, name string) (Collection, error) {
-	var c Collection
-	return c, s.getJSON(ctx, key(kCollection, project, name), &c)
-}
-
-// Collections returns every collection of a project.
-func (s *Service) Collections(ctx context.Context, project string) ([]Collection, error) {
-	return listJSON[Collection](ctx, s, prefix(kCollection, project))
-}
-
-// Records returns the records of a collection that the tenants document loaded, in id order.
-func (s *Service) Records(ctx context.Context, project, collection string) ([]StoredRecord, error) {
-	return listJSON[StoredRecord](ctx, s, prefix(kRecord, project, collection))
-}
-
-// Plugins returns a project's plugin registrations.
-func (s *Service) Plugins(ctx context.Context, project string) ([]Plugin, error) {
-	return listJSON[Plugin](ctx, s, prefix(kPlugin, project))
-}
-
 // Projects returns every project.
 func (s *Service) Projects(ctx context.Context) ([]ProjectInfo, error) {
 	return listJSON[ProjectInfo](ctx, s, prefix(kProject))
@@ -201,52 +174,47 @@ func (s *Service) CreateKey(ctx context.Context, r KeyRequest) (GeneratedKey, er
 		_, _ = rand.Read(b[:])
 		r.Name = fmt.Sprintf("%s-%x", r.Kind, b)
 	}
-	org := Org{Slug: r.Org, Keys: nil}
 	spec := KeySpec{Name: r.Name, Kind: r.Kind, Products: r.Products}
-	info, err := s.Org(ctx, r.Org)
-	if err != nil {
+	if _, err := s.Org(ctx, r.Org); err != nil {
 		return GeneratedKey{}, &InvalidError{Problems: []Problem{{Path: "org", Message: fmt.Sprintf("no org %q", r.Org)}}}
 	}
-	org.Name = info.Name
-	if r.Project == "" {
-		org.Keys = []KeySpec{spec}
-	} else {
+	if r.Project != "" {
 		p, err := s.Project(ctx, r.Project)
 		if err != nil || p.Org != r.Org {
 			return GeneratedKey{}, &InvalidError{Problems: []Problem{{Path: "project", Message: fmt.Sprintf("no project %q in org %q", r.Project, r.Org)}}}
 		}
-		org.Projects = []Project{s.projectShell(p, spec)}
 	}
-	exists := false
-	_ = s.db.View(ctx, func(txn *store.Txn) error {
-		proj := r.Project
-		if proj == "" {
-			proj = noProject
+	c := &checker{}
+	c.key("key", spec, map[string]string{}, map[string]string{})
+	if len(c.problems) > 0 {
+		return GeneratedKey{}, &InvalidError{Problems: c.problems}
+	}
+	proj := r.Project
+	if proj == "" {
+		proj = noProject
+	}
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	rep := &Report{}
+	err := s.db.Update(ctx, func(txn *store.Txn) error {
+		if exists, err := txn.Has(key(kKeyName, r.Org, proj, r.Name)); err != nil || exists {
+			if exists {
+				return &InvalidError{Problems: []Problem{{Path: "name", Message: fmt.Sprintf("a key named %q already exists", r.Name)}}}
+			}
+			return err
 		}
-		exists, _ = txn.Has(key(kKeyName, r.Org, proj, r.Name))
-		return nil
+		*rep = Report{}
+		a := &applier{txn: txn, now: s.now().UTC().Format(TimeFormat), report: rep, touched: map[string]bool{}}
+		return a.key(r.Org, r.Project, spec)
 	})
-	if exists {
-		return GeneratedKey{}, &InvalidError{Problems: []Problem{{Path: "name", Message: fmt.Sprintf("a key named %q already exists", r.Name)}}}
-	}
-	rep, err := s.Apply(ctx, &Document{Orgs: []Org{org}})
 	if err != nil {
 		return GeneratedKey{}, err
 	}
 	if len(rep.Generated) != 1 {
 		return GeneratedKey{}, fmt.Errorf("tenancy: key %q was not generated", r.Name)
 	}
+	s.Notify(ctx, rep.Changes)
 	return rep.Generated[0], nil
-}
-
-// projectShell is a document project that restates p's own settings and adds one key, so an
-// apply of it changes nothing else.
-func (s *Service) projectShell(p ProjectInfo, k KeySpec) Project {
-	out := Project{ID: p.ID, Name: p.Name, Captcha: p.Captcha, Keys: []KeySpec{k}}
-	if p.Email != nil {
-		out.Email = &EmailSettings{From: p.Email.From, ReplyTo: p.Email.ReplyTo}
-	}
-	return out
 }
 
 // RevokeKey marks a key revoked; it stops working at once.
@@ -274,42 +242,13 @@ func (s *Service) RevokeKey(ctx context.Context, org, project, name string) erro
 		}
 		k.Revoked = true
 		nv, _ := json.Marshal(k)
-		change = Change{Op: "updated", Kind: "key", Path: keyPath(org, project, name), Old: raw, New: nv}
+		change = Change{Op: "updated", Kind: "key", Org: org, Project: project, Name: name, Old: raw, New: nv}
 		return txn.Set(key(kKey, string(hash)), nv)
 	})
 	if err == nil {
-		s.changed(ctx, []Change{change})
+		s.Notify(ctx, []Change{change})
 	}
 	return err
-}
-
-// IsSuppressed reports whether addr is on org's suppression list (case-insensitive).
-func (s *Service) IsSuppressed(ctx context.Context, org, addr string) (bool, error) {
-	var ok bool
-	err := s.db.View(ctx, func(txn *store.Txn) error {
-		var err error
-		ok, err = txn.Has(key(kSuppress, org, strings.ToLower(strings.TrimSpace(addr))))
-		return err
-	})
-	return ok, err
-}
-
-// Suppress adds addr to org's suppression list (source bounce, complaint or admin).
-func (s *Service) Suppress(ctx context.Context, org, addr, source, reason string) error {
-	lower := strings.ToLower(strings.TrimSpace(addr))
-	v, _ := json.Marshal(Suppression{Email: lower, Source: source, Reason: reason, At: s.now().UTC().Format(TimeFormat)})
-	return s.db.Update(ctx, func(txn *store.Txn) error { return txn.Set(key(kSuppress, org, lower), v) })
-}
-
-// Unsuppress removes addr from org's suppression list.
-func (s *Service) Unsuppress(ctx context.Context, org, addr string) error {
-	lower := strings.ToLower(strings.TrimSpace(addr))
-	return s.db.Update(ctx, func(txn *store.Txn) error { return txn.Delete(key(kSuppress, org, lower)) })
-}
-
-// Suppressions lists org's suppression list in address order.
-func (s *Service) Suppressions(ctx context.Context, org string) ([]Suppression, error) {
-	return listJSON[Suppression](ctx, s, prefix(kSuppress, org))
 }
 
 // Secret returns a server-wide random secret of n bytes stored under name, creating it on first

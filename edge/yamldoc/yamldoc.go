@@ -187,7 +187,8 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 	if t == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null") {
 		return // null leaves any value as it is
 	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) || t.Implements(unmarshalerType) {
+	rest := hasRest(t)
+	if !rest && (reflect.PointerTo(t).Implements(unmarshalerType) || t.Implements(unmarshalerType)) {
 		w.custom(n, t, path)
 		return
 	}
@@ -210,6 +211,10 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 				continue
 			}
 			f, ok := fields.lookup(k.Value)
+			if !ok && rest {
+				w.positions(k, val, join(path, k.Value))
+				continue
+			}
 			if !ok {
 				w.fail(k, join(path, k.Value), "unknown key")
 				continue
@@ -248,6 +253,45 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 			return
 		}
 		w.scalar(n, path, "!!float", "a number")
+	}
+}
+
+// hasRest reports a struct (or pointer to one) with a field tagged `yamldoc:"rest"`: it keeps
+// the keys it does not name for another reader (the products' sections of a tenants
+// document), so the walk records their lines instead of refusing them, and the struct's own
+// UnmarshalJSON fills that field.
+func hasRest(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("yamldoc") == "rest" {
+			return true
+		}
+	}
+	return false
+}
+
+// positions records the line of key k at path and of every node below its value n.
+func (w *walker) positions(k, n *yaml.Node, path string) {
+	if _, seen := w.pos[path]; !seen {
+		w.pos[path] = k.Line
+	}
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			w.positions(n.Content[i], n.Content[i+1], join(path, n.Content[i].Value))
+		}
+	case yaml.SequenceNode:
+		for i, e := range n.Content {
+			w.positions(e, e, fmt.Sprintf("%s[%d]", path, i))
+		}
 	}
 }
 

@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// call runs one hook of one plugin: breaker, pooled instance, deadline,
-// metrics. decode reads the guest's output before the instance goes back
-// to the pool (the output buffer belongs to the instance).
+// call runs one hook of one plugin: a slot of the scheduler, breaker,
+// pooled instance, deadline, metrics. decode reads the guest's output
+// before the instance goes back to the pool (the output buffer belongs to
+// the instance).
 func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode func(out []byte) error) error {
 	m := pl.met[hook]
 	m.calls.Inc()
@@ -19,12 +20,23 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 	if pl.refused != nil {
 		return pl.failed(m, KindRefused, fmt.Errorf("%w: %w", ErrRefused, pl.refused), now)
 	}
-	if !pl.breaker.allow(now) {
+	// Waiting for a slot is bounded by the plugin's timeout; the guest's
+	// own time starts once it has one.
+	sched, sh := pl.h.sched, &pl.pool.proj.share
+	if err := sched.acquire(ctx, sh, now.Add(pl.timeout)); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return pl.failed(m, KindBusy, err, now)
+	}
+	began := time.Now()
+	defer func() { sched.release(sh, time.Since(began)) }()
+	if !pl.breaker.allow(began) {
 		m.errors.WithLabelValues(KindCircuitOpen).Inc()
 		pl.stats.failed(KindCircuitOpen, ErrCircuitOpen)
 		return fmt.Errorf("%w: %s: %w", ErrPluginFailed, pl.reg.Name, ErrCircuitOpen)
 	}
-	deadline := now.Add(pl.timeout)
+	deadline := began.Add(pl.timeout)
 	callCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
@@ -77,7 +89,8 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 	default:
 		kind, err = KindTrap, fmt.Errorf("%w: %w", ErrTrap, err)
 	}
-	if !drop && inst.memoryBytes() > pl.memCap/4*3 {
+	if !drop && (inst.memoryBytes() > pl.memCap/4*3 ||
+		inst.memoryBytes() > 2*inst.startBytes && pl.h.mem.overShare(pl.pool.proj)) {
 		drop = true // a Go heap never shrinks: start afresh
 		pl.h.log.Debug("plugin instance dropped for memory", "project", pl.reg.Project, "plugin", pl.reg.Name,
 			"bytes", inst.memoryBytes())
@@ -103,7 +116,9 @@ func (pl *plugin) failed(m *hookMetrics, kind string, err error, start time.Time
 	m.errors.WithLabelValues(kind).Inc()
 	m.latency.Observe(time.Since(start).Seconds())
 	pl.stats.failed(kind, err)
-	if kind == KindRefused {
+	if kind == KindRefused || kind == KindBusy {
+		// Not the module's fault this call: no breaker, and no log line per
+		// call (a project over budget is refused thousands of times a second).
 		return fmt.Errorf("%w: %s: %w", ErrPluginFailed, pl.reg.Name, err)
 	}
 	if pl.breaker.failure(time.Now()) {

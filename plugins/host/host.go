@@ -24,6 +24,8 @@ type Host struct {
 	metrics *metrics
 	cache   wazero.CompilationCache
 	client  *http.Client
+	sched   *scheduler
+	mem     *memBudget
 
 	compileMu sync.Mutex     // one compilation at a time, as wazero recommends
 	bg        sync.WaitGroup // background instance starts (pool refills)
@@ -39,6 +41,8 @@ type project struct {
 	id      string
 	rt      wazero.Runtime
 	plugins atomic.Pointer[[]*plugin] // registration order, copy-on-write
+	share   share                     // its part of the scheduler (guarded by scheduler.mu)
+	memUsed uint64                    // guest memory its instances hold (guarded by memBudget.mu)
 }
 
 type compiledKey struct {
@@ -58,7 +62,8 @@ type compiledEntry struct {
 // New creates a Host. Close it to release runtimes and the cache.
 func New(ctx context.Context, opts Options) (*Host, error) {
 	opts = opts.withDefaults()
-	h := &Host{opts: opts, log: opts.Logger, projects: map[string]*project{}}
+	h := &Host{opts: opts, log: opts.Logger, projects: map[string]*project{},
+		sched: newScheduler(opts), mem: &memBudget{total: uint64(opts.MemoryBudgetMB) << 20}}
 	m, err := newMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
@@ -141,10 +146,11 @@ func (h *Host) projectFor(ctx context.Context, id string) (*project, error) {
 	}
 	// Runaway calls are stopped by the guard compiled into every module
 	// (package guard), not by WithCloseOnContextDone, whose check costs an
-	// exit to Go at every loop iteration.
-	cfg := wazero.NewRuntimeConfig().
-		WithMemoryLimitPages(uint32(h.opts.MaxMemoryMB) * 16). // 64 KiB pages
-		WithCompilationCache(h.cache)
+	// exit to Go at every loop iteration. Memory limits are cappedMemory's
+	// (the plugin's limit, the memory budget): wazero's own limit is left
+	// at its 4 GiB maximum so that every refused grow goes through it and
+	// is counted as memory, the server's ceiling included.
+	cfg := wazero.NewRuntimeConfig().WithCompilationCache(h.cache)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
@@ -156,6 +162,7 @@ func (h *Host) projectFor(ctx context.Context, id string) (*project, error) {
 	}
 	p := &project{id: id, rt: rt}
 	h.projects[id] = p
+	h.mem.setProjects(len(h.projects))
 	return p, nil
 }
 

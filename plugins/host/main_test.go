@@ -38,7 +38,7 @@ func run(m *testing.M) int {
 	for _, ex := range []string{"spamguard", "redactor", "captcha-hmac", "turnstile"} {
 		srcs[ex] = filepath.Join("..", "examples", ex)
 	}
-	for _, g := range []string{"noop", "loop", "grow", "trap", "fetcher", "naivespam", "printer"} {
+	for _, g := range []string{"noop", "loop", "grow", "trap", "fetcher", "naivespam", "printer", "burner", "hog"} {
 		srcs[g] = filepath.Join("testdata", "guests", g)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -46,6 +46,10 @@ func run(m *testing.M) int {
 	start := time.Now()
 	mods, err = wasmbuild.All(ctx, dir, srcs)
 	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if mods["grower"], err = os.ReadFile(filepath.Join("testdata", "grower.wasm")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +34,23 @@ type Options struct {
 	MaxMemoryMB int
 	// MaxTimeout is the ceiling for Limits.TimeoutMs. Default 5s.
 	MaxTimeout time.Duration
+
+	// Slots is how many guest calls run at once, all projects together;
+	// one project holds at most Slots-1 of them (at least 1). Default
+	// GOMAXPROCS, one per core.
+	Slots int
+	// CPUBudget is the guest time (calls and instance starts) one project
+	// may use per second; a project over it has its calls refused at once
+	// (ErrBusy) until the budget refills. Default 500ms: half a core.
+	CPUBudget time.Duration
+	// QueueLength is how many calls of one project may wait for a slot;
+	// more are refused at once (ErrBusy). Default 64.
+	QueueLength int
+	// MemoryBudgetMB bounds the linear memory of all guests together; each
+	// project with plugins may hold an equal share of it. A grow past the
+	// share or the budget fails like a grow past the plugin's limit (kind
+	// memory). Default 256.
+	MemoryBudgetMB int
 
 	// BreakerThreshold consecutive failed calls open a plugin's circuit
 	// breaker for BreakerCooldown; calls meanwhile fail at once and the
@@ -87,6 +105,10 @@ func DefaultOptions() Options {
 		CompiledCacheSize: 64,
 		MaxMemoryMB:       128,
 		MaxTimeout:        5 * time.Second,
+		Slots:             runtime.GOMAXPROCS(0),
+		CPUBudget:         500 * time.Millisecond,
+		QueueLength:       64,
+		MemoryBudgetMB:    256,
 		BreakerThreshold:  5,
 		BreakerCooldown:   30 * time.Second,
 		LogBufferBytes:    64 << 10,
@@ -115,6 +137,18 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxTimeout <= 0 {
 		o.MaxTimeout = d.MaxTimeout
+	}
+	if o.Slots <= 0 {
+		o.Slots = d.Slots
+	}
+	if o.CPUBudget <= 0 {
+		o.CPUBudget = d.CPUBudget
+	}
+	if o.QueueLength <= 0 {
+		o.QueueLength = d.QueueLength
+	}
+	if o.MemoryBudgetMB <= 0 {
+		o.MemoryBudgetMB = d.MemoryBudgetMB
 	}
 	if o.BreakerThreshold <= 0 {
 		o.BreakerThreshold = d.BreakerThreshold

@@ -122,7 +122,9 @@ func (p *pool) refill() {
 	}
 	p.live++
 	p.mu.Unlock()
+	began := time.Now()
 	inst, err := p.start(context.Background())
+	p.pl.h.sched.charge(&p.proj.share, time.Since(began)) // the project's guest time, not a slot's
 	if err != nil {
 		p.pl.h.log.Warn("plugin instance start failed", "project", p.pl.reg.Project, "plugin", p.pl.reg.Name, "err", err)
 		p.mu.Lock()
@@ -168,6 +170,9 @@ type instance struct {
 	mem     *cappedMemory
 	stop    api.MutableGlobal // the guard's stop flag (package guard)
 	stopped bool              // the flag was raised: the instance must be dropped
+	// startBytes is the memory size once started: an instance that grew
+	// well past it is not kept warm while its project is short of memory.
+	startBytes uint64
 	stack   []uint64
 	cs      callState
 
@@ -180,7 +185,7 @@ func (p *pool) start(ctx context.Context) (*instance, error) {
 	opts := pl.h.opts
 	inst := &instance{stack: make([]uint64, 1)}
 	inst.setClock(opts.Clock())
-	inst.mem = &cappedMemory{max: pl.memCap}
+	inst.mem = &cappedMemory{max: pl.memCap, budget: pl.h.mem, proj: p.proj}
 	var rnd io.Reader
 	if opts.Rand != nil {
 		rnd = opts.Rand()
@@ -211,12 +216,17 @@ func (p *pool) start(ctx context.Context) (*instance, error) {
 	ctx = context.WithValue(ctx, callKey{}, &callState{pl: pl})
 	mod, err := p.proj.rt.InstantiateModule(ctx, pl.compiled.mod, cfg)
 	if err != nil {
+		inst.mem.Free()
 		if inst.mem.hit {
 			return nil, fmt.Errorf("%w: %w", ErrMemoryLimit, err)
 		}
 		return nil, err
 	}
 	inst.mod = mod
+	if inst.mem.hit { // its first allocation was over the project's memory share
+		inst.close()
+		return nil, fmt.Errorf("%w: the project's share of the memory budget is used up", ErrMemoryLimit)
+	}
 	stop, ok := mod.ExportedGlobal(guard.StopExport).(api.MutableGlobal)
 	if !ok {
 		inst.close()
@@ -238,6 +248,7 @@ func (p *pool) start(ctx context.Context) (*instance, error) {
 			return nil, fmt.Errorf("%s: %w", name, cmp.Or(err, context.DeadlineExceeded))
 		}
 	}
+	inst.startBytes = inst.memoryBytes()
 	inst.marker = mod.ExportedFunction(abiMarker)
 	for id, on := range pl.hooks {
 		if on {
@@ -281,6 +292,7 @@ func (inst *instance) close() {
 	if inst.mod != nil {
 		_ = inst.mod.Close(context.Background())
 	}
+	inst.mem.Free() // wazero frees it on Close; this covers a half-started instance
 }
 
 // memoryBytes is the guest's current linear memory size.
@@ -290,37 +302,3 @@ func (inst *instance) memoryBytes() uint64 {
 	}
 	return 0
 }
-
-// cappedMemory backs a guest's linear memory and refuses to grow it past
-// max: memory.grow then returns -1 in the guest (a Go guest dies with "out
-// of memory", which fails that call only).
-type cappedMemory struct {
-	max uint64
-	buf []byte
-	hit bool
-}
-
-// Allocate implements experimental.MemoryAllocator.
-func (c *cappedMemory) Allocate(capacity, max uint64) experimental.LinearMemory {
-	return c
-}
-
-// Reallocate implements experimental.LinearMemory.
-func (c *cappedMemory) Reallocate(size uint64) []byte {
-	if size > c.max {
-		c.hit = true
-		return nil
-	}
-	if size <= uint64(cap(c.buf)) {
-		c.buf = c.buf[:size]
-		return c.buf
-	}
-	newCap := min(max(size, 2*uint64(cap(c.buf))), c.max)
-	nb := make([]byte, size, newCap)
-	copy(nb, c.buf)
-	c.buf = nb
-	return nb
-}
-
-// Free implements experimental.LinearMemory.
-func (c *cappedMemory) Free() { c.buf = nil }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // API is the product's HTTP side: the public send route and the dashboard routes.
@@ -40,6 +41,63 @@ func (a *API) MountAdmin(r fiber.Router) {
 	r.Get("/email/messages", a.list)
 	r.Get("/email/messages/:id", a.get)
 	r.Post("/email/events", httpx.BodyLimit(64<<10), a.event)
+	r.Get("/orgs/:org/suppressions", a.listSuppressions)
+	r.Post("/orgs/:org/suppressions", a.addSuppression)
+	r.Delete("/orgs/:org/suppressions/:email", a.removeSuppression)
+}
+
+// errNoOrg answers a suppression route of an org that does not exist.
+var errNoOrg = httpx.New(404, httpx.CodeNotFound, "no such entity", nil)
+
+// org checks that the org of the route exists and returns its slug (copied: it outlives c).
+func (a *API) org(c *fiber.Ctx) (string, error) {
+	org := utils.CopyString(c.Params("org"))
+	if _, err := a.svc.tenants.Org(c.UserContext(), org); errors.Is(err, tenancy.ErrNotFound) {
+		return "", errNoOrg
+	} else if err != nil {
+		return "", err
+	}
+	return org, nil
+}
+
+func (a *API) listSuppressions(c *fiber.Ctx) error {
+	org, err := a.org(c)
+	if err != nil {
+		return err
+	}
+	list, err := a.svc.Suppressions(c.UserContext(), org)
+	if err != nil {
+		return err
+	}
+	return c.JSON(httpx.NewList(list, ""))
+}
+
+func (a *API) addSuppression(c *fiber.Ctx) error {
+	var req struct {
+		Email  string `json:"email"`
+		Reason string `json:"reason"`
+	}
+	if err := httpx.DecodeJSON(c, &req, httpx.CodeValidationFailed); err != nil {
+		return err
+	}
+	if !validAddress(req.Email) {
+		return httpx.Validation(httpx.FieldProblem{Field: "email", Problem: "must be an email address"})
+	}
+	org, err := a.org(c)
+	if err != nil {
+		return err
+	}
+	if err := a.svc.Suppress(c.UserContext(), org, req.Email, "admin", req.Reason); err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"email": strings.ToLower(req.Email)})
+}
+
+func (a *API) removeSuppression(c *fiber.Ctx) error {
+	if err := a.svc.Unsuppress(c.UserContext(), c.Params("org"), c.Params("email")); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (a *API) send(c *fiber.Ctx) error {

@@ -32,6 +32,9 @@ func BenchmarkSendAccepted(b *testing.B) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if err := d.Tenancy.Add(svc); err != nil {
+				t.Fatal(err)
+			}
 			cur, _ := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 			return []edge.Product{email.NewAPI(svc, d.Auth, cur)}
 		},
@@ -104,6 +107,9 @@ func BenchmarkDeliverSMTP(b *testing.B) {
 					var err error
 					svc, err = email.NewService(email.Options{DB: d.DB, Tenants: d.Tenancy})
 					if err != nil {
+						t.Fatal(err)
+					}
+					if err := d.Tenancy.Add(svc); err != nil {
 						t.Fatal(err)
 					}
 					return nil

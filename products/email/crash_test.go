@@ -118,9 +118,18 @@ func TestCrashRedelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tenancy.New(db, tenancy.Options{}).Apply(context.Background(), doc); err != nil {
+	ten := tenancy.New(db, tenancy.Options{})
+	svc, err := email.NewService(email.Options{DB: db, Tenants: ten})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := ten.Add(svc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ten.Apply(context.Background(), doc); err != nil {
+		t.Fatal(err)
+	}
+	_ = svc.Close()
 	_ = db.Close()
 
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestCrashChild$", "-test.count=1")

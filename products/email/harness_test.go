@@ -8,7 +8,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 	"github.com/gatehouse-dev/gatehouse/products/email/smtptest"
 )
@@ -73,7 +72,9 @@ func start(t *testing.T, o envOptions) *env {
 				t.Fatal(err)
 			}
 			e.svc = svc
-			d.Tenancy.OnChange(func(context.Context, []tenancy.Change) { svc.Invalidate() })
+			if err := d.Tenancy.Add(svc); err != nil {
+				t.Fatal(err)
+			}
 			return []edge.Product{email.NewAPI(svc, d.Auth, cur)}
 		},
 	})

@@ -1,7 +1,5 @@
 package email
 
-import "github.com/gatehouse-dev/gatehouse/edge/tenancy"
-
 // Status is an email message's status (the interface's "States and transitions").
 type Status string
 
@@ -15,9 +13,6 @@ const (
 	StatusSuppressed Status = "suppressed"
 	StatusFailed     Status = "failed"
 )
-
-// Address is an email address with an optional display name.
-type Address = tenancy.Address
 
 // Message is a stored email message: what was sent, its status and its delivery log.
 type Message struct {

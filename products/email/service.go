@@ -13,19 +13,15 @@ import (
 	"sync"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
-
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
-// Tenants is what the product reads and writes of tenancy; *tenancy.Service implements it.
+// Tenants is what the product reads of tenancy; *tenancy.Service implements it.
 type Tenants interface {
+	Org(ctx context.Context, slug string) (tenancy.OrgInfo, error)
 	Project(ctx context.Context, id string) (tenancy.ProjectInfo, error)
-	Template(ctx context.Context, project, slug string) (tenancy.Template, error)
-	IsSuppressed(ctx context.Context, org, addr string) (bool, error)
-	Suppress(ctx context.Context, org, addr, source, reason string) error
 }
 
 var _ Tenants = (*tenancy.Service)(nil)
@@ -95,8 +91,9 @@ type Service struct {
 	// closeMu guards closed: senders hold it shared while they write a send.
 	closeMu sync.RWMutex
 	closed  bool
-	// reads caches projects and templates; Invalidate empties it after tenancy changes.
-	reads *lru.Cache[string, any]
+	// projects and templates cache tenancy reads (found or not); Changed drops stale entries.
+	projects  *tenancy.Cache[found[project]]
+	templates *tenancy.Cache[found[Template]]
 	// lastDue is the due time of the last queued send (enqueue).
 	dueMu   sync.Mutex
 	lastDue int64
@@ -109,7 +106,8 @@ func NewService(o Options) (*Service, error) {
 	}
 	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, metrics: o.Metrics,
 		wake: make(chan struct{}, 1)}
-	s.reads, _ = lru.New[string, any](4096)
+	s.projects = tenancy.NewCache[found[project]](4096, "project", "sender")
+	s.templates = tenancy.NewCache[found[Template]](4096, "template")
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -130,24 +128,40 @@ func (s *Service) Close() error {
 	return nil
 }
 
-// Invalidate forgets cached projects and templates; wire it to tenancy's OnChange.
-func (s *Service) Invalidate() { s.reads.Purge() }
+// Changed implements tenancy.Owner: it drops cached projects and templates that changed.
+func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
+	s.projects.Changed(ctx, changes)
+	s.templates.Changed(ctx, changes)
+}
 
-// cachedRead returns the cached value of key or reads it (caching hits and not-found answers).
-func cachedRead[T any](s *Service, key string, read func() (T, error)) (T, error) {
-	type entry struct {
-		v   T
-		err error
-	}
-	if e, ok := s.reads.Get(key); ok {
-		en := e.(entry)
-		return en.v, en.err
-	}
-	v, err := read()
-	if err == nil || errors.Is(err, tenancy.ErrNotFound) {
-		s.reads.Add(key, entry{v, err})
-	}
-	return v, err
+// found is a cached read: a value, or the knowledge that there is none.
+type found[T any] struct {
+	v  T
+	ok bool
+}
+
+// project is what a send needs of its project: its org and its sender defaults.
+type project struct {
+	tenancy.ProjectInfo
+	sender Sender
+}
+
+// readProject reads a project and its sender defaults through the cache.
+func (s *Service) readProject(ctx context.Context, id string) (found[project], error) {
+	return s.projects.Get(ctx, id, "", func(ctx context.Context) (found[project], error) {
+		p, err := s.tenants.Project(ctx, id)
+		if errors.Is(err, tenancy.ErrNotFound) {
+			return found[project]{}, nil
+		}
+		if err != nil {
+			return found[project]{}, err
+		}
+		out := project{ProjectInfo: p}
+		if err := s.getJSON(ctx, senderKey(id), &out.sender); err != nil && !errors.Is(err, errNoValue) {
+			return found[project]{}, err
+		}
+		return found[project]{out, true}, nil
+	})
 }
 
 // Wake is signalled after each commit that queued messages (the worker listens to it).
@@ -193,28 +207,31 @@ func (s *Service) Send(ctx context.Context, caller Caller, idem string, req Send
 
 // project resolves the project a send belongs to: the key's own, or for an org-only key the
 // body's projectId, which must be a project of the key's org.
-func (s *Service) project(ctx context.Context, caller Caller, id string) (tenancy.ProjectInfo, error) {
+func (s *Service) project(ctx context.Context, caller Caller, id string) (project, error) {
 	if caller.Project != "" {
 		if id != "" && id != caller.Project {
-			return tenancy.ProjectInfo{}, ErrForbiddenProject
+			return project{}, ErrForbiddenProject
 		}
 		id = caller.Project
 	} else if id == "" {
-		return tenancy.ProjectInfo{}, invalid("projectId", "required with a key that has no project scope")
+		return project{}, invalid("projectId", "required with a key that has no project scope")
 	}
-	p, err := cachedRead(s, "p\x00"+id, func() (tenancy.ProjectInfo, error) { return s.tenants.Project(ctx, id) })
-	if errors.Is(err, tenancy.ErrNotFound) || (err == nil && p.Org != caller.Org) {
+	p, err := s.readProject(ctx, id)
+	if err != nil {
+		return project{}, err
+	}
+	if !p.ok || p.v.Org != caller.Org {
 		if caller.Project != "" {
-			return tenancy.ProjectInfo{}, ErrForbiddenProject
+			return project{}, ErrForbiddenProject
 		}
-		return tenancy.ProjectInfo{}, ErrProjectNotFound
+		return project{}, ErrProjectNotFound
 	}
-	return p, err
+	return p.v, nil
 }
 
 // build validates the request and renders the message it asks for; it also returns the
 // template variables.
-func (s *Service) build(ctx context.Context, proj tenancy.ProjectInfo, req SendRequest) (*Message, Vars, error) {
+func (s *Service) build(ctx context.Context, proj project, req SendRequest) (*Message, Vars, error) {
 	var problems []httpx.FieldProblem
 	bad := func(field, problem string) {
 		problems = append(problems, httpx.FieldProblem{Field: field, Problem: problem})
@@ -284,14 +301,14 @@ func (s *Service) build(ctx context.Context, proj tenancy.ProjectInfo, req SendR
 	if m.Metadata == nil {
 		m.Metadata = map[string]string{}
 	}
-	if proj.Email != nil && proj.Email.From != nil && proj.Email.From.Email != "" {
-		m.From = *proj.Email.From
+	if proj.sender.From != nil && proj.sender.From.Email != "" {
+		m.From = *proj.sender.From
 	}
 	if req.From != nil {
 		m.From = *req.From
 	}
-	if proj.Email != nil && proj.Email.ReplyTo != nil && proj.Email.ReplyTo.Email != "" {
-		rt := *proj.Email.ReplyTo
+	if proj.sender.ReplyTo != nil && proj.sender.ReplyTo.Email != "" {
+		rt := *proj.sender.ReplyTo
 		m.ReplyTo = &rt
 	}
 	if req.ReplyTo != nil {
@@ -328,13 +345,21 @@ func (s *Service) build(ctx context.Context, proj tenancy.ProjectInfo, req SendR
 
 // renderTemplate fills m's subject and bodies from the project's template.
 func (s *Service) renderTemplate(ctx context.Context, m *Message, project, slug string, vars Vars) error {
-	t, err := cachedRead(s, "t\x00"+project+"\x00"+slug, func() (tenancy.Template, error) { return s.tenants.Template(ctx, project, slug) })
-	if errors.Is(err, tenancy.ErrNotFound) {
-		return fmt.Errorf("%w: %q", ErrTemplateNotFound, slug)
-	}
+	ft, err := s.templates.Get(ctx, project, slug, func(ctx context.Context) (found[Template], error) {
+		var t Template
+		err := s.getJSON(ctx, templateKey(project, slug), &t)
+		if errors.Is(err, errNoValue) {
+			return found[Template]{}, nil
+		}
+		return found[Template]{t, err == nil}, err
+	})
 	if err != nil {
 		return err
 	}
+	if !ft.ok {
+		return fmt.Errorf("%w: %q", ErrTemplateNotFound, slug)
+	}
+	t := ft.v
 	m.TemplateID = slug
 	var missing []string
 	render := func(src string, esc bool) string {
@@ -516,7 +541,7 @@ func (s *Service) ApplyEvent(ctx context.Context, ev Event) (*Message, error) {
 		return nil, err
 	}
 	if to == StatusBounced || to == StatusSpam {
-		if err := s.tenants.Suppress(ctx, m.Org, m.To.Email, ev.Type, detailOr(ev.Detail, m.ID)); err != nil {
+		if err := s.Suppress(ctx, m.Org, m.To.Email, ev.Type, detailOr(ev.Detail, m.ID)); err != nil {
 			return nil, err
 		}
 	}

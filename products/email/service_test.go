@@ -45,6 +45,15 @@ func newServiceTenancy(t *testing.T, o email.Options) (*email.Service, *tenancy.
 		t.Fatal(err)
 	}
 	ten := tenancy.New(db, tenancy.Options{})
+	o.DB, o.Tenants = db, ten
+	svc, err := email.NewService(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close(); _ = db.Close() })
+	if err := ten.Add(svc); err != nil {
+		t.Fatal(err)
+	}
 	doc, err := tenancy.Parse([]byte(tenants))
 	if err != nil {
 		t.Fatal(err)
@@ -52,13 +61,6 @@ func newServiceTenancy(t *testing.T, o email.Options) (*email.Service, *tenancy.
 	if _, err := ten.Apply(context.Background(), doc); err != nil {
 		t.Fatal(err)
 	}
-	o.DB, o.Tenants = db, ten
-	svc, err := email.NewService(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ten.OnChange(func(context.Context, []tenancy.Change) { svc.Invalidate() })
-	t.Cleanup(func() { _ = svc.Close(); _ = db.Close() })
 	return svc, ten
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -25,6 +26,9 @@ type SMTPConfig struct {
 	HELO string
 	// Timeout bounds each SMTP command (30 s when zero).
 	Timeout time.Duration
+	// Dial opens the TCP connection (the gateway passes its egress policy's DialContext, which
+	// refuses private addresses); nil dials directly.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // SMTP delivers through an SMTP server with github.com/wneessen/go-mail. Each session keeps one
@@ -90,6 +94,9 @@ func (s *smtpSession) dial(ctx context.Context) error {
 	if c.Username != "" {
 		opts = append(opts, mail.WithSMTPAuth(mail.SMTPAuthAutoDiscover), mail.WithUsername(c.Username), mail.WithPassword(c.Password))
 	}
+	if c.Dial != nil {
+		opts = append(opts, mail.WithDialContextFunc(s.t.dialFunc()))
+	}
 	client, err := mail.NewClient(c.Host, opts...)
 	if err != nil {
 		return err
@@ -99,6 +106,34 @@ func (s *smtpSession) dial(ctx context.Context) error {
 	}
 	s.client, s.reused = client, false
 	return nil
+}
+
+// dialFunc is cfg.Dial, with the TLS handshake added for implicit TLS (go-mail only adds it
+// to its own dialer).
+func (t *SMTP) dialFunc() mail.DialContextFunc {
+	c := t.cfg
+	if c.TLS != "implicit" {
+		return c.Dial
+	}
+	tc := &tls.Config{ServerName: c.Host, MinVersion: tls.VersionTLS12}
+	if c.TLSConfig != nil {
+		tc = c.TLSConfig.Clone()
+		if tc.ServerName == "" {
+			tc.ServerName = c.Host
+		}
+	}
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		conn, err := c.Dial(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		tconn := tls.Client(conn, tc)
+		if err := tconn.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return tconn, nil
+	}
 }
 
 func (s *smtpSession) drop() {

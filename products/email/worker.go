@@ -319,7 +319,7 @@ func (w *Worker) deliver(sess Session, c *claimed) {
 	m := c.m
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	suppressed, err := w.s.tenants.IsSuppressed(ctx, m.Org, m.To.Email)
+	suppressed, err := w.s.IsSuppressed(ctx, m.Org, m.To.Email)
 	if err != nil {
 		w.o.Log.Error("email: suppression check failed", "id", m.ID, "err", err)
 		w.finish(ctx, c, Outcome{Result: Retry, Detail: "suppression check: " + err.Error()}, false)
@@ -398,7 +398,7 @@ func (w *Worker) finish(ctx context.Context, c *claimed, out Outcome, suppressed
 		w.s.metrics.outcome(string(m.Status))
 	}
 	if m.Status == StatusBounced && out.Result == Bounce {
-		if err := w.s.tenants.Suppress(ctx, m.Org, m.To.Email, "bounce", fmt.Sprintf("%s: %d %s", m.ID, out.Code, out.Detail)); err != nil {
+		if err := w.s.Suppress(ctx, m.Org, m.To.Email, "bounce", fmt.Sprintf("%s: %d %s", m.ID, out.Code, out.Detail)); err != nil {
 			w.o.Log.Error("email: suppressing a bounced address failed", "id", m.ID, "err", err)
 		}
 	}

@@ -225,7 +225,8 @@ func (h *Host) Mount(r fiber.Router) {
 // serve answers an asset's bytes with the headers of decisions.md: ETag, immutable caching,
 // single byte ranges, nosniff, the stored type; SVGs with a CSP that blocks script.
 func (h *Host) serve(c *fiber.Ctx) error {
-	a, obj, err := h.svc.OpenPublic(c.UserContext(), c.Params("org"), c.Params("id"), c.Params("name"))
+	// The id is kept as a cache key: copied out of fiber's reused request memory.
+	a, obj, err := h.svc.OpenPublic(c.UserContext(), c.Params("org"), utils.CopyString(c.Params("id")), c.Params("name"))
 	if err != nil {
 		return err
 	}

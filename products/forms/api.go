@@ -107,15 +107,15 @@ func (p *Product) submit(c *fiber.Ctx) error {
 		}
 	case fiber.MIMEApplicationForm:
 		in.FromForm = true
-		var raw []byte
-		if raw, err = readBody(body); err == nil {
-			in.Values, err = decodeURLEncoded(c, raw)
+		var b []byte
+		if b, err = readBody(body); err == nil {
+			in.Values, err = decodeURLEncoded(c, b)
 		}
 	default:
-		var raw []byte
+		var b []byte
 		if err = httpx.JSONContentType(c); err == nil {
-			if raw, err = readBody(body); err == nil {
-				in.Values, err = decodeJSON(raw)
+			if b, err = readBody(body); err == nil {
+				in.Values, err = decodeJSON(b)
 			}
 		}
 	}

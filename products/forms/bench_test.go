@@ -38,10 +38,11 @@ func benchSubmit(b *testing.B, syncWrites bool, clients int) {
 			blobs, _ := blob.NewLocal(t.TempDir())
 			cur, _ := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 			var err error
-			svc, err = forms.New(forms.Options{DB: d.DB, Tenants: d.Tenancy, Blobs: blobs, RatePerMinute: 1 << 30})
+			svc, err = forms.New(forms.Options{DB: d.DB, Blobs: blobs, RatePerMinute: 1 << 30})
 			if err != nil {
 				t.Fatal(err)
 			}
+			join(t, d.Tenancy, svc)
 			t.Cleanup(svc.Close)
 			return []edge.Product{forms.NewProduct(svc, d.Auth, cur, nil)}
 		},
@@ -120,10 +121,11 @@ func BenchmarkSubmitService(b *testing.B) {
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
 			blobs, _ := blob.NewLocal(t.TempDir())
 			var err error
-			svc, err = forms.New(forms.Options{DB: d.DB, Tenants: d.Tenancy, Blobs: blobs, RatePerMinute: 1 << 30})
+			svc, err = forms.New(forms.Options{DB: d.DB, Blobs: blobs, RatePerMinute: 1 << 30})
 			if err != nil {
 				t.Fatal(err)
 			}
+			join(t, d.Tenancy, svc)
 			t.Cleanup(svc.Close)
 			return nil
 		},

@@ -3,6 +3,7 @@ package forms
 import (
 	"bytes"
 	"mime/multipart"
+	"strings"
 	"testing"
 )
 
@@ -36,6 +37,7 @@ func FuzzDecodeMultipart(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte("--BOUNDARY\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\nv\r\n--BOUNDARY--\r\n"))
 	f.Add([]byte("--BOUNDARY\r\n\r\n"))
+	f.Add([]byte("--BOUNDARY\r\nContent-Disposition: form-data; name=\"x\"\r\nX: " + strings.Repeat("a", 70<<10) + "\r\n\r\nv\r\n--BOUNDARY--"))
 	c := testForm()
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, body []byte) {

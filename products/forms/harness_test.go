@@ -2,7 +2,6 @@ package forms_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"mime/multipart"
@@ -21,7 +20,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/edge/embedhost"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
 )
 
@@ -188,7 +186,7 @@ func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 			}
 			u := e.verify.srv.URL
 			svc, err := forms.New(forms.Options{
-				DB: d.DB, Tenants: d.Tenancy, Blobs: blobs, Now: e.clock.Now,
+				DB: d.DB, Blobs: blobs, Now: e.clock.Now,
 				Verifiers:  forms.NewVerifiers(u+"/turnstile", u+"/hcaptcha", u+"/recaptcha", nil),
 				AdminBase:  d.Config.PublicURL + "/admin/v1",
 				SpoolDir:   d.Dir + "/spool",
@@ -197,7 +195,10 @@ func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d.Tenancy.OnChange(func(_ context.Context, _ []tenancy.Change) { svc.Invalidate() })
+			if err := svc.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			join(t, d.Tenancy, svc)
 			e.svc = svc
 			t.Cleanup(svc.Close)
 			return []edge.Product{forms.NewProduct(svc, d.Auth, cur, d.Config.TrustedProxies), embedhost.New(embedhost.Options{PublicURL: d.Config.PublicURL, EmbedURL: d.Config.EmbedHost})}

@@ -11,7 +11,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // Page is one page of the inbox.
@@ -25,7 +24,8 @@ type Page struct {
 // cursor payload; "" for the first page). A form unknown to tenancy is 404 FORM_NOT_FOUND,
 // whether published or not (the dashboard sees drafts and private forms too).
 func (s *Service) Inbox(ctx context.Context, project, slug, after string, limit int) (Page, error) {
-	if _, err := s.o.Tenants.Form(ctx, project, slug); errors.Is(err, tenancy.ErrNotFound) {
+	var f Form
+	if err := getJSON(ctx, s.o.DB, defKey(project, slug), &f); errors.Is(err, errNoValue) {
 		return Page{}, ErrFormNotFound
 	} else if err != nil {
 		return Page{}, err

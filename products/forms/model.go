@@ -1,9 +1,5 @@
 package forms
 
-import (
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
-)
-
 // Definition is the public answer of GET /forms/{slug}: fields and settings, and the captcha
 // provider and site key (never the secret) when the form has captcha on.
 type Definition struct {
@@ -105,8 +101,9 @@ type Input struct {
 
 // compiled is a form with what Submit needs beside it, cached per project and slug.
 type compiled struct {
-	form    tenancy.Form
-	project tenancy.ProjectInfo
+	form    Form
+	project string
+	captcha *CaptchaKeys
 	fields  map[string]*fieldRule
 	order   []string
 	def     Definition

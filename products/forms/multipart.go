@@ -1,6 +1,7 @@
 package forms
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,14 @@ import (
 // MaxMultipartTextBytes bounds the text parts of one multipart submission together: the same
 // budget as a JSON body, so only file parts can make a multipart body large.
 const MaxMultipartTextBytes = MaxJSONBytes
+
+// maxPartHeaderBytes bounds the header block of one part. mime/multipart accepts up to 10 MB of
+// headers per part and allocates several times that to read them (a 9 MB header line cost 61
+// MB): headerGuard refuses a longer block before the reader sees it.
+const maxPartHeaderBytes = 64 << 10
+
+// errPartHeader is a part whose header block is longer than maxPartHeaderBytes.
+var errPartHeader = errors.New("forms: a multipart part header is longer than 64 KB")
 
 // spoolPrefix names the temporary files that hold file parts until the submission is stored.
 const spoolPrefix = "part-"
@@ -54,27 +63,37 @@ func (s *Spool) Remove() {
 // its size. A part without a name, or a file part for a field that does not take files, is
 // refused before its bytes are read. On error the spooled files are already removed.
 func decodeMultipart(body io.Reader, boundary, dir string, kinds FieldKinds, log *slog.Logger) (*Spool, error) {
-	bad := func(err error) error {
-		e := httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
-		e.Err = err
-		return e
-	}
 	if boundary == "" {
-		return nil, bad(errors.New("no boundary"))
+		return nil, bodyErr(errors.New("no boundary"))
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Spool{Values: map[string]any{}, Files: map[string][]FilePart{}, log: log}
-	err := s.read(multipart.NewReader(body, boundary), dir, kinds, bad)
-	if err != nil {
+	guard := &headerGuard{r: body, delim: []byte("--" + boundary)}
+	if err := s.read(multipart.NewReader(guard, boundary), dir, kinds); err != nil {
 		s.Remove()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Spool) read(mr *multipart.Reader, dir string, kinds FieldKinds, bad func(error) error) error {
+// bodyErr is the API error of a failed read of the body: the limit's 413 and the header
+// guard's refusal as they are, anything else a malformed body.
+func bodyErr(err error) error {
+	var he *httpx.Error
+	switch {
+	case errors.As(err, &he):
+		return he
+	case errors.Is(err, errPartHeader):
+		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "has a part whose headers are longer than 64 KB"})
+	}
+	e := httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+	e.Err = err
+	return e
+}
+
+func (s *Spool) read(mr *multipart.Reader, dir string, kinds FieldKinds) error {
 	text := 0
 	for i := 0; ; i++ {
 		part, err := mr.NextPart()
@@ -82,7 +101,7 @@ func (s *Spool) read(mr *multipart.Reader, dir string, kinds FieldKinds, bad fun
 			return nil
 		}
 		if err != nil {
-			return bad(err)
+			return bodyErr(err)
 		}
 		name, filename := part.FormName(), part.FileName()
 		if name == "" {
@@ -128,7 +147,7 @@ func (s *Spool) readText(part *multipart.Part, name string, budget int) (int, er
 	var b strings.Builder
 	n, err := io.Copy(&b, io.LimitReader(part, int64(budget)+1))
 	if err != nil {
-		return 0, httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+		return 0, bodyErr(err)
 	}
 	if n > int64(budget) {
 		return 0, httpx.ErrTooLarge
@@ -152,11 +171,11 @@ func (s *Spool) spool(part *multipart.Part, name, filename, dir string) error {
 	head = head[:hn]
 	if herr != nil && herr != io.EOF && herr != io.ErrUnexpectedEOF {
 		f.Close()
-		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+		return bodyErr(herr)
 	}
 	size := int64(hn)
 	_, err = f.Write(head)
-	if err == nil && hn == len(head) && herr == nil {
+	if err == nil && herr == nil { // a full head: there may be more
 		var n int64
 		n, err = io.Copy(f, io.LimitReader(part, MaxFileBytes+1-size))
 		size += n
@@ -169,7 +188,7 @@ func (s *Spool) spool(part *multipart.Part, name, filename, dir string) error {
 		if errors.As(err, &pe) { // the disk, not the body
 			return fmt.Errorf("forms: spool file: %w", err)
 		}
-		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+		return bodyErr(err)
 	}
 	if size > MaxFileBytes {
 		return httpx.ErrTooLarge
@@ -197,4 +216,77 @@ func cleanSpool(dir string, log *slog.Logger) {
 	if len(stale) > 0 {
 		log.Info("removed spooled file parts left by a crash", "count", len(stale), "dir", dir)
 	}
+}
+
+// headerGuard passes a multipart body through unchanged and fails with errPartHeader when the
+// header block of a part (from a "--boundary" delimiter to the blank line that ends the
+// headers) is longer than maxPartHeaderBytes. It finds delimiters with bytes.Index over each
+// read (plus the few bytes of the previous one a delimiter may straddle) and counts header
+// bytes one by one; it parses nothing else, mime/multipart does.
+type headerGuard struct {
+	r     io.Reader
+	delim []byte
+	buf   []byte // the carried bytes and the current read, reused
+	carry int    // how many bytes at the start of buf come from the previous read
+	head  bool   // inside a header block
+	n     int    // bytes of the current header block so far
+	crlf  int    // how much of "\r\n\r\n" the last header bytes matched
+	done  bool   // past the close delimiter
+}
+
+func (g *headerGuard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if n > 0 && !g.done {
+		if gerr := g.scan(p[:n]); gerr != nil {
+			return 0, gerr
+		}
+	}
+	return n, err
+}
+
+func (g *headerGuard) scan(chunk []byte) error {
+	g.buf = append(g.buf[:g.carry], chunk...)
+	b := g.buf
+	for i := 0; i < len(b); {
+		if g.head {
+			for ; i < len(b); i++ {
+				if g.n == 0 && len(b)-i >= 2 && b[i] == '-' && b[i+1] == '-' {
+					g.done = true // the close delimiter: the rest is the epilogue
+					g.carry = 0
+					return nil
+				}
+				g.n++
+				if g.n > maxPartHeaderBytes {
+					return errPartHeader
+				}
+				switch {
+				case b[i] == "\r\n\r\n"[g.crlf]:
+					g.crlf++
+				case b[i] == '\r':
+					g.crlf = 1
+				default:
+					g.crlf = 0
+				}
+				if g.crlf == 4 {
+					g.head, i = false, i+1
+					break
+				}
+			}
+			continue
+		}
+		k := bytes.Index(b[i:], g.delim)
+		if k < 0 {
+			// Keep what a delimiter split by the next read could start with.
+			rest := b[i:]
+			if keep := len(g.delim) - 1; len(rest) > keep {
+				rest = rest[len(rest)-keep:]
+			}
+			g.carry = copy(g.buf, rest)
+			return nil
+		}
+		i += k + len(g.delim)
+		g.head, g.n, g.crlf = true, 0, 0
+	}
+	g.carry = 0
+	return nil
 }

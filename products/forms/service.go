@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
@@ -21,14 +20,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
-
-// Tenants is what the service reads of tenancy (*tenancy.Service implements it).
-type Tenants interface {
-	Project(ctx context.Context, id string) (tenancy.ProjectInfo, error)
-	Form(ctx context.Context, project, slug string) (tenancy.Form, error)
-}
-
-var _ Tenants = (*tenancy.Service)(nil)
 
 // FilterInput is a submission handed to a forms.submit filter, after the fields validated.
 type FilterInput struct {
@@ -45,11 +36,10 @@ type Filter interface {
 	FilterSubmission(ctx context.Context, in FilterInput) (map[string]any, error)
 }
 
-// Options configures New. DB, Tenants and Blobs are required.
+// Options configures New. DB and Blobs are required.
 type Options struct {
-	DB      *store.DB
-	Tenants Tenants
-	Blobs   blob.Store
+	DB    *store.DB
+	Blobs blob.Store
 	// Verifiers are the built-in captcha verifiers by provider name (NewVerifiers builds them).
 	Verifiers map[string]Verifier
 	// Plugins finds plugin captcha verifiers; nil when no plugin host is wired.
@@ -61,7 +51,7 @@ type Options struct {
 	// RatePerMinute is the per-key-per-form submission rate (60 when zero).
 	RatePerMinute int
 	// SpoolDir holds multipart file parts while their submission is validated and stored
-	// (os.TempDir() when empty). New removes the parts a crash left there.
+	// (os.TempDir() when empty). Start removes the parts a crash left there.
 	SpoolDir string
 	// AdminBase is the admin API root ({public_url}/admin/v1) used for file links in the inbox.
 	AdminBase string
@@ -75,7 +65,7 @@ type Service struct {
 	o     Options
 	now   func() time.Time
 	limit *ratelimit.Limiter
-	cache *lru.Cache[string, *compiled]
+	cache *tenancy.Cache[*compiled]
 	log   *slog.Logger
 	m     *metrics
 }
@@ -91,8 +81,8 @@ func NewVerifiers(turnstileURL, hcaptchaURL, recaptchaURL string, client *http.C
 
 // New returns the service; it starts nothing (submissions are group-committed by the store).
 func New(o Options) (*Service, error) {
-	if o.DB == nil || o.Tenants == nil || o.Blobs == nil {
-		return nil, errors.New("forms: DB, Tenants and Blobs are required")
+	if o.DB == nil || o.Blobs == nil {
+		return nil, errors.New("forms: DB and Blobs are required")
 	}
 	now := o.Now
 	if now == nil {
@@ -108,10 +98,8 @@ func New(o Options) (*Service, error) {
 	}
 	if o.SpoolDir == "" {
 		o.SpoolDir = os.TempDir()
-	} else {
-		cleanSpool(o.SpoolDir, log)
 	}
-	cache, _ := lru.New[string, *compiled](4096)
+	cache := tenancy.NewCache[*compiled](4096, "form", "captcha", "project")
 	return &Service{
 		o:     o,
 		now:   now,
@@ -122,37 +110,42 @@ func New(o Options) (*Service, error) {
 	}, nil
 }
 
-// Invalidate drops every cached form; tenancy's OnChange calls it after each change.
-func (s *Service) Invalidate() { s.cache.Purge() }
+// Changed implements tenancy.Owner: it drops the cached forms that changes made stale.
+func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
+	s.cache.Changed(ctx, changes)
+}
 
 // CommitStats reports how many durable commits the store's group committer ran and how many
 // writes they held (every product's, not only submissions).
 func (s *Service) CommitStats() (commits, writes uint64) { return s.o.DB.CommitStats() }
+
+// Start removes the multipart file parts a crash left in Options.SpoolDir (not in the shared
+// os.TempDir()). Call it before the server takes requests: a part being written is not told
+// apart from a stale one.
+func (s *Service) Start(context.Context) error {
+	if s.o.SpoolDir != os.TempDir() {
+		cleanSpool(s.o.SpoolDir, s.log)
+	}
+	return nil
+}
 
 // Close is a no-op kept for the lifecycle: the store's committer drains on the store's Close.
 func (s *Service) Close() {}
 
 // form loads (through the cache) a published, public form of project.
 func (s *Service) form(ctx context.Context, project, slug string) (*compiled, error) {
-	ck := project + "/" + slug
-	c, ok := s.cache.Get(ck)
-	if !ok {
-		f, err := s.o.Tenants.Form(ctx, project, slug)
-		if errors.Is(err, tenancy.ErrNotFound) {
-			return nil, ErrFormNotFound
-		}
+	c, err := s.cache.Get(ctx, project, slug, func(ctx context.Context) (*compiled, error) {
+		f, keys, err := s.load(ctx, project, slug)
 		if err != nil {
 			return nil, err
 		}
-		p, err := s.o.Tenants.Project(ctx, project)
-		if errors.Is(err, tenancy.ErrNotFound) {
-			return nil, ErrFormNotFound
-		}
-		if err != nil {
-			return nil, err
-		}
-		c = compile(f, p)
-		s.cache.Add(ck, c)
+		return compile(project, f, keys), nil
+	})
+	if errors.Is(err, errNoValue) {
+		return nil, ErrFormNotFound
+	}
+	if err != nil {
+		return nil, err
 	}
 	if !c.form.Published {
 		return nil, ErrFormNotFound
@@ -163,9 +156,9 @@ func (s *Service) form(ctx context.Context, project, slug string) (*compiled, er
 	return c, nil
 }
 
-func compile(f tenancy.Form, p tenancy.ProjectInfo) *compiled {
+func compile(project string, f Form, keys *CaptchaKeys) *compiled {
 	fields, order := compileFields(f.Fields)
-	c := &compiled{form: f, project: p, fields: fields, order: order}
+	c := &compiled{form: f, project: project, captcha: keys, fields: fields, order: order}
 	d := Definition{Slug: f.Slug, Title: f.Title, Settings: f.Settings, Fields: make([]FieldView, 0, len(f.Fields))}
 	if d.Settings == nil {
 		d.Settings = map[string]any{}
@@ -181,10 +174,10 @@ func compile(f tenancy.Form, p tenancy.ProjectInfo) *compiled {
 		switch {
 		case f.Captcha.Plugin != "":
 			d.Captcha = &CaptchaView{Provider: "plugin"}
-		case p.Captcha != nil && p.Captcha.Plugin != "":
-			d.Captcha = &CaptchaView{Provider: "plugin", SiteKey: p.Captcha.SiteKey}
-		case p.Captcha != nil:
-			d.Captcha = &CaptchaView{Provider: p.Captcha.Provider, SiteKey: p.Captcha.SiteKey}
+		case keys != nil && keys.Plugin != "":
+			d.Captcha = &CaptchaView{Provider: "plugin", SiteKey: keys.SiteKey}
+		case keys != nil:
+			d.Captcha = &CaptchaView{Provider: keys.Provider, SiteKey: keys.SiteKey}
 		default:
 			d.Captcha = &CaptchaView{Provider: ""}
 		}
@@ -204,9 +197,9 @@ func (s *Service) Definition(ctx context.Context, project, slug string) (Definit
 
 // verifier picks the captcha verifier of a form, or ErrCaptchaNotConfigured.
 func (s *Service) verifier(ctx context.Context, c *compiled) (Verifier, Challenge, error) {
-	ch := Challenge{Project: c.project.ID, Form: c.form.Slug}
+	ch := Challenge{Project: c.project, Form: c.form.Slug}
 	plugin := c.form.Captcha.Plugin
-	keys := c.project.Captcha
+	keys := c.captcha
 	if plugin == "" && keys != nil {
 		plugin = keys.Plugin
 	}
@@ -217,7 +210,7 @@ func (s *Service) verifier(ctx context.Context, c *compiled) (Verifier, Challeng
 		if s.o.Plugins == nil {
 			return nil, ch, ErrCaptchaNotConfigured
 		}
-		v, err := s.o.Plugins.CaptchaVerifier(ctx, c.project.ID, plugin)
+		v, err := s.o.Plugins.CaptchaVerifier(ctx, c.project, plugin)
 		if err != nil || v == nil {
 			return nil, ch, httpx.New(503, CodeCaptchaNotConfigured, ErrCaptchaNotConfigured.Message, err)
 		}
@@ -287,7 +280,7 @@ func (s *Service) SubmitAdmitted(ctx context.Context, a Admission, in Input) (Re
 
 func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, error) {
 	c := a.c
-	if c == nil || c.project.ID != in.Project || c.form.Slug != in.Slug {
+	if c == nil || c.project != in.Project || c.form.Slug != in.Slug {
 		return Receipt{}, errors.New("forms: submission does not match its admission")
 	}
 	var err error

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
@@ -34,19 +35,11 @@ func newService(t *testing.T, doc string, edit func(*forms.Options)) (*forms.Ser
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	ten := tenancy.New(db, tenancy.Options{})
-	d, err := tenancy.Parse([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ten.Apply(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
 	blobs, err := blob.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := forms.Options{DB: db, Tenants: ten, Blobs: blobs}
+	o := forms.Options{DB: db, Blobs: blobs}
 	if edit != nil {
 		edit(&o)
 	}
@@ -55,6 +48,15 @@ func newService(t *testing.T, doc string, edit func(*forms.Options)) (*forms.Ser
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Close)
+	ten := tenancy.New(db, tenancy.Options{})
+	join(t, ten, svc)
+	d, err := tenancy.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ten.Apply(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
 	return svc, db
 }
 
@@ -149,10 +151,21 @@ func TestInvalidateOnChange(t *testing.T) {
 	if _, err := svc.Definition(ctx, "demo", "plain"); err != nil {
 		t.Fatal(err)
 	}
-	// Another Service over the same tenancy would see the change at once; this one has the
-	// form cached until Invalidate, which tenancy's OnChange calls in the wiring.
-	svc.Invalidate()
+	// The form stays cached until a change of it; tenancy's OnChange calls Changed.
+	svc.Changed(ctx, []tenancy.Change{{Op: "deleted", Kind: "form", Project: "demo", Name: "nope"}})
 	if _, err := svc.Definition(ctx, "demo", "nope"); httpx.As(err).Code != forms.CodeFormNotFound {
 		t.Errorf("Definition(nope) = %v", err)
+	}
+}
+
+// join registers the forms sections (and the plugins section the documents use) with ten, as
+// edge/cmd/gatehouse does.
+func join(t testing.TB, ten *tenancy.Service, svc *forms.Service) {
+	t.Helper()
+	if err := ten.Add(svc); err != nil {
+		t.Fatal(err)
+	}
+	if err := ten.Register(pluginreg.Section{}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // MaxFileBytes is the largest file part a submission may carry (decisions.md section 5).
@@ -33,11 +32,11 @@ func isCaptchaName(k string) bool {
 
 // fieldRule is one form field with its pattern compiled.
 type fieldRule struct {
-	tenancy.FormField
+	FormField
 	re *regexp.Regexp
 }
 
-func compileFields(fs []tenancy.FormField) (map[string]*fieldRule, []string) {
+func compileFields(fs []FormField) (map[string]*fieldRule, []string) {
 	m := make(map[string]*fieldRule, len(fs))
 	order := make([]string, 0, len(fs))
 	for _, f := range fs {

@@ -6,13 +6,12 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 func f64(v float64) *float64 { return &v }
 
 func testForm() *compiled {
-	return compile(tenancy.Form{Slug: "t", Published: true, Fields: []tenancy.FormField{
+	return compile("p", Form{Slug: "t", Published: true, Fields: []FormField{
 		{Name: "email", Type: "email", Required: true},
 		{Name: "msg", Type: "textarea", MaxLength: 5, MinLength: 2},
 		{Name: "n", Type: "number", Min: f64(1), Max: f64(10)},
@@ -24,7 +23,7 @@ func testForm() *compiled {
 		{Name: "day", Type: "date"},
 		{Name: "code", Type: "text", Pattern: "[A-Z]{3}"},
 		{Name: "file", Type: "file", Accept: []string{"image/*", ".pdf"}, MaxSizeMB: 1},
-	}}, tenancy.ProjectInfo{ID: "p"})
+	}}, nil)
 }
 
 func TestValidate(t *testing.T) {

@@ -61,8 +61,7 @@ func start(t *testing.T) *edgetest.Harness {
 	return edgetest.New(t, edgetest.Options{
 		Tenants: tenants,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
-			svc := membership.NewService(d.Tenancy, 0)
-			d.Tenancy.OnChange(svc.Changed)
+			svc := newService(t, d)
 			return []edge.Product{membership.New(d.Auth, svc)}
 		},
 	})
@@ -321,8 +320,7 @@ func TestConfigSurvivesRestart(t *testing.T) {
 		Dir:     dir,
 		Tenants: tenants,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
-			svc := membership.NewService(d.Tenancy, 0)
-			d.Tenancy.OnChange(svc.Changed)
+			svc := newService(t, d)
 			return []edge.Product{membership.New(d.Auth, svc)}
 		},
 	}
@@ -337,4 +335,18 @@ func TestConfigSurvivesRestart(t *testing.T) {
 	if r := second.Do("GET", "/membership/config", nil, "X-API-Key", "pk_live_demo_web"); r.Status != 404 || r.Code() != "NO_ACTIVE_CONNECTION" {
 		t.Errorf("after restart: %d %s, want 404 NO_ACTIVE_CONNECTION", r.Status, r.Body)
 	}
+}
+
+// newService builds the product's service over the harness and joins it to tenancy, as
+// edge/cmd/gatehouse does.
+func newService(t testing.TB, d edgetest.Deps) *membership.Service {
+	t.Helper()
+	svc, err := membership.NewService(membership.Options{DB: d.DB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Tenancy.Add(svc); err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }

@@ -16,8 +16,7 @@ func benchHarness(b *testing.B) (*edgetest.Harness, *membership.Service) {
 	h := edgetest.New(b, edgetest.Options{
 		Tenants: tenants,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
-			svc = membership.NewService(d.Tenancy, 0)
-			d.Tenancy.OnChange(svc.Changed)
+			svc = newService(t, d)
 			return []edge.Product{membership.New(d.Auth, svc)}
 		},
 	})

@@ -4,9 +4,9 @@
 // @gatehouse/membership. It never serves the provider's secret key: the struct it encodes has
 // no field for it.
 //
-// Connections are configured in the tenants document (edge/tenancy); at most one per project
+// Connections are the membership section of the tenants document (section.go); at most one per project
 // is active, and apply refuses a publishable key that does not decode to the instance domain
-// (tenancy.CheckIdpKey). Answers are cached per project in an LRU that tenancy.OnChange
+// (CheckIdpKey). Answers are cached per project in an LRU that tenancy.OnChange
 // invalidates, so activating another connection switches the answer at once. See
 // docs/membership.md and "Membership" in the public REST interface.
 package membership

@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/products/membership"
 )
 
 // TestCheckIdpKey covers the apply-time check of a connection's identity provider key
-// (tenancy.CheckIdpKey): prefix, base64 of "<frontend host>$" with or without padding, and a
+// (membership.CheckIdpKey): prefix, base64 of "<frontend host>$" with or without padding, and a
 // decoded host equal to the instance domain or below it.
 func TestCheckIdpKey(t *testing.T) {
 	t.Parallel()
@@ -38,7 +39,7 @@ func TestCheckIdpKey(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := tenancy.CheckIdpKey(tc.key, tc.domain)
+			err := membership.CheckIdpKey(tc.key, tc.domain)
 			if (err == nil) != tc.ok {
 				t.Fatalf("CheckIdpKey(%q, %q) = %v, want ok=%v", tc.key, tc.domain, err, tc.ok)
 			}
@@ -54,10 +55,10 @@ func TestCheckIdpKey(t *testing.T) {
 func TestCheckIdpKeyHostChecks(t *testing.T) {
 	t.Parallel()
 	// base64("evil.test#.clerk.example.com$"): Clerk would load clerk-js from https://evil.test.
-	if err := tenancy.CheckIdpKey("pk_live_ZXZpbC50ZXN0Iy5jbGVyay5leGFtcGxlLmNvbSQ", "clerk.example.com"); err == nil {
+	if err := membership.CheckIdpKey("pk_live_ZXZpbC50ZXN0Iy5jbGVyay5leGFtcGxlLmNvbSQ", "clerk.example.com"); err == nil {
 		t.Errorf("CheckIdpKey accepts a key whose decoded host is evil.test#.clerk.example.com")
 	}
-	if err := tenancy.CheckIdpKey("pk_test_Y2xlcmsuZXhhbXBsZS5jb20k", "Clerk.Example.com"); err != nil {
+	if err := membership.CheckIdpKey("pk_test_Y2xlcmsuZXhhbXBsZS5jb20k", "Clerk.Example.com"); err != nil {
 		t.Errorf("CheckIdpKey refuses a domain that differs only in case: %v", err)
 	}
 }
@@ -79,8 +80,12 @@ orgs:
             - {name: next, active: true, idpPublishableKey: pk_test_Y2xlcmsuZXhhbXBsZS5jb20k, idpInstanceDomain: auth.other.example}
 `
 	const path = "orgs[0].projects[0].membership.connections[1].idpPublishableKey"
-	if _, err := tenancy.Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), path) {
-		t.Errorf("tenancy.Parse(mismatched key) = %v, want an error naming %s", err, path)
+	doc, err := tenancy.Parse([]byte(bad))
+	if err == nil {
+		err = h.Tenancy.Validate(doc)
+	}
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("Validate(mismatched key) = %v, want an error naming %s", err, path)
 	}
 	r := h.Admin("POST", "/apply", bad)
 	if r.Status != 400 || r.Code() != "VALIDATION_FAILED" {

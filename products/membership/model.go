@@ -1,7 +1,5 @@
 package membership
 
-import "github.com/gatehouse-dev/gatehouse/edge/tenancy"
-
 // Config is the answer of GET /config: exactly the five fields of the interface. It has no
 // field for the identity provider's secret key, so no code path can serve it.
 type Config struct {
@@ -13,7 +11,7 @@ type Config struct {
 }
 
 // configOf copies the public fields of a connection, field by field.
-func configOf(c tenancy.Connection) Config {
+func configOf(c Connection) Config {
 	var appearance map[string]any
 	if len(c.Appearance) > 0 {
 		appearance = c.Appearance

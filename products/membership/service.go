@@ -5,21 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 
-	lru "github.com/hashicorp/golang-lru/v2"
-
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
-// Source reads a project's active connection; *tenancy.Service implements it. It answers
+// Source reads a project's active connection; Store implements it over the store. It answers
 // tenancy.ErrNotFound when the project has no active connection.
 type Source interface {
-	ActiveConnection(ctx context.Context, project string) (tenancy.Connection, error)
+	ActiveConnection(ctx context.Context, project string) (Connection, error)
 }
-
-var _ Source = (*tenancy.Service)(nil)
 
 // DefaultCacheSize is the number of projects whose answer the service keeps.
 const DefaultCacheSize = 4096
@@ -30,93 +25,76 @@ type entry struct {
 	none   bool
 }
 
-// Service answers the boot configuration of a project, through a per-project LRU cache.
-type Service struct {
-	src   Source
-	cache *lru.Cache[string, entry]
-	// mu and gen keep a read that raced an invalidation from caching what it read before it:
-	// a fill is stored only if no invalidation happened since the read began.
-	mu  sync.Mutex
-	gen uint64
+// Options configures NewService.
+type Options struct {
+	// DB is the store the membership section writes its connections to.
+	DB *store.DB
+	// Source reads connections (Store{DB} when nil; tests give a fake).
+	Source Source
+	// CacheSize is the number of projects whose answer is kept (DefaultCacheSize when <= 0).
+	CacheSize int
 }
 
-// NewService returns a Service reading from src and caching up to size projects
-// (DefaultCacheSize when size <= 0). Register Changed with tenancy's OnChange.
-func NewService(src Source, size int) *Service {
-	if size <= 0 {
-		size = DefaultCacheSize
-	}
-	c, _ := lru.New[string, entry](size)
-	return &Service{src: src, cache: c}
+// Service answers the boot configuration of a project, through the tenancy cache (per project,
+// generation-guarded, dropped by connection and project changes).
+type Service struct {
+	src   Source
+	cache *tenancy.Cache[entry]
 }
+
+// NewService returns a Service; it starts nothing. Join it to tenancy with Service.Add.
+func NewService(o Options) (*Service, error) {
+	if o.Source == nil {
+		if o.DB == nil {
+			return nil, errors.New("membership: DB or Source is required")
+		}
+		o.Source = Store{DB: o.DB}
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	return &Service{src: o.Source, cache: tenancy.NewCache[entry](o.CacheSize, "connection", "project")}, nil
+}
+
+// Sections implements tenancy.Owner: the membership key of every project.
+func (s *Service) Sections() []tenancy.Section { return []tenancy.Section{Section{}} }
+
+var _ tenancy.Owner = (*Service)(nil)
 
 // Config returns the encoded boot configuration of project's active connection, or
 // ErrNoActiveConnection.
 func (s *Service) Config(ctx context.Context, project string) (*Answer, error) {
-	if e, ok := s.cache.Get(project); ok {
-		if e.none {
-			return nil, ErrNoActiveConnection
+	e, err := s.cache.Get(ctx, project, "", func(ctx context.Context) (entry, error) {
+		var e entry
+		conn, err := s.src.ActiveConnection(ctx, project)
+		switch {
+		case errors.Is(err, tenancy.ErrNotFound):
+			e.none = true
+		case err != nil:
+			return e, fmt.Errorf("membership: reading the active connection of %q: %w", project, err)
+		default:
+			body, err := json.Marshal(configOf(conn))
+			if err != nil {
+				return e, fmt.Errorf("membership: encoding the config of %q: %w", project, err)
+			}
+			e.answer = &Answer{Body: body, ETag: etagOf(body)}
 		}
-		return e.answer, nil
+		return e, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	s.mu.Lock()
-	gen := s.gen
-	s.mu.Unlock()
-
-	var e entry
-	conn, err := s.src.ActiveConnection(ctx, project)
-	switch {
-	case errors.Is(err, tenancy.ErrNotFound):
-		e.none = true
-	case err != nil:
-		return nil, fmt.Errorf("membership: reading the active connection of %q: %w", project, err)
-	default:
-		body, err := json.Marshal(configOf(conn))
-		if err != nil {
-			return nil, fmt.Errorf("membership: encoding the config of %q: %w", project, err)
-		}
-		e.answer = &Answer{Body: body, ETag: etagOf(body)}
-	}
-
-	s.mu.Lock()
-	if s.gen == gen {
-		s.cache.Add(project, e)
-	}
-	s.mu.Unlock()
 	if e.none {
 		return nil, ErrNoActiveConnection
 	}
 	return e.answer, nil
 }
 
-// Changed invalidates the cached answers an apply may have changed: the projects whose
-// connections changed, and deleted or updated projects. Its signature fits tenancy's OnChange.
-func (s *Service) Changed(_ context.Context, changes []tenancy.Change) {
-	var projects []string
-	for _, c := range changes {
-		switch c.Kind {
-		case "connection":
-			p, _, _ := strings.Cut(c.Path, "/")
-			projects = append(projects, p)
-		case "project":
-			projects = append(projects, c.Path)
-		}
-	}
-	if len(projects) == 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.gen++
-	for _, p := range projects {
-		s.cache.Remove(p)
-	}
+// Changed drops the cached answers an apply may have changed: the projects whose connections
+// changed, and deleted or updated projects. Its signature fits tenancy's OnChange.
+func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
+	s.cache.Changed(ctx, changes)
 }
 
 // Purge forgets every cached answer.
-func (s *Service) Purge() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.gen++
-	s.cache.Purge()
-}
+func (s *Service) Purge() { s.cache.Purge() }

@@ -13,7 +13,7 @@ import (
 // fakeSource serves connections from a map, counts reads, and can hold a read until released.
 type fakeSource struct {
 	mu    sync.Mutex
-	conns map[string]tenancy.Connection
+	conns map[string]Connection
 	err   error
 	reads atomic.Int32
 	// hold, when set, is closed by the test to let a read return; started is signalled first.
@@ -21,7 +21,7 @@ type fakeSource struct {
 	started chan struct{}
 }
 
-func (f *fakeSource) ActiveConnection(_ context.Context, project string) (tenancy.Connection, error) {
+func (f *fakeSource) ActiveConnection(_ context.Context, project string) (Connection, error) {
 	f.reads.Add(1)
 	f.mu.Lock()
 	c, ok := f.conns[project]
@@ -33,29 +33,29 @@ func (f *fakeSource) ActiveConnection(_ context.Context, project string) (tenanc
 		<-hold
 	}
 	if err != nil {
-		return tenancy.Connection{}, err
+		return Connection{}, err
 	}
 	if !ok {
-		return tenancy.Connection{}, tenancy.ErrNotFound
+		return Connection{}, tenancy.ErrNotFound
 	}
 	return c, nil
 }
 
-func (f *fakeSource) set(project string, c tenancy.Connection) {
+func (f *fakeSource) set(project string, c Connection) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.conns[project] = c
 }
 
 var (
-	connA = tenancy.Connection{Name: "a", Active: true, IdpPublishableKey: "pk_test_Y2xlcmsuZXhhbXBsZS5jb20k", IdpInstanceDomain: "clerk.example.com", IdpSecretKey: "sk_test_secret"}
-	connB = tenancy.Connection{Name: "b", Active: true, IdpPublishableKey: "pk_live_Y2xlcmsubmV4dC5leGFtcGxlJA", IdpInstanceDomain: "next.example", SignUpEnabled: true}
+	connA = Connection{Name: "a", Active: true, IdpPublishableKey: "pk_test_Y2xlcmsuZXhhbXBsZS5jb20k", IdpInstanceDomain: "clerk.example.com", IdpSecretKey: "sk_test_secret"}
+	connB = Connection{Name: "b", Active: true, IdpPublishableKey: "pk_live_Y2xlcmsubmV4dC5leGFtcGxlJA", IdpInstanceDomain: "next.example", SignUpEnabled: true}
 )
 
 func TestServiceCachesAndInvalidatesPerProject(t *testing.T) {
 	t.Parallel()
-	src := &fakeSource{conns: map[string]tenancy.Connection{"p1": connA, "p2": connA}}
-	s := NewService(src, 0)
+	src := &fakeSource{conns: map[string]Connection{"p1": connA, "p2": connA}}
+	s := newTestService(t, src)
 	ctx := context.Background()
 	for i := 0; i < 5; i++ {
 		if _, err := s.Config(ctx, "p1"); err != nil {
@@ -71,18 +71,18 @@ func TestServiceCachesAndInvalidatesPerProject(t *testing.T) {
 	src.set("p1", connB)
 	src.set("p2", connB)
 	_, _ = s.Config(ctx, "p2")
-	s.Changed(ctx, []tenancy.Change{{Op: "updated", Kind: "connection", Path: "p1/a"}, {Op: "updated", Kind: "key", Path: "p2/web"}})
+	s.Changed(ctx, []tenancy.Change{{Op: "updated", Kind: "connection", Project: "p1", Name: "a"}, {Op: "updated", Kind: "key", Org: "o", Project: "p2", Name: "web"}})
 	a1, _ := s.Config(ctx, "p1")
 	a2, _ := s.Config(ctx, "p2")
 	if a1 == nil || a2 == nil || a1.ETag != a2.ETag {
 		t.Errorf("after Changed(p1 connection): p1 and p2 answers = %v, %v; want both to be connection b", a1, a2)
 	}
-	s.Changed(ctx, []tenancy.Change{{Op: "created", Kind: "connection", Path: "none/main"}})
+	s.Changed(ctx, []tenancy.Change{{Op: "created", Kind: "connection", Project: "none", Name: "main"}})
 	src.set("none", connA)
 	if _, err := s.Config(ctx, "none"); err != nil {
 		t.Errorf("after a connection was created: Config(none) = %v, want an answer", err)
 	}
-	s.Changed(ctx, []tenancy.Change{{Op: "deleted", Kind: "project", Path: "p1"}})
+	s.Changed(ctx, []tenancy.Change{{Op: "deleted", Kind: "project", Project: "p1"}})
 	src.mu.Lock()
 	delete(src.conns, "p1")
 	src.mu.Unlock()
@@ -96,8 +96,8 @@ func TestServiceCachesAndInvalidatesPerProject(t *testing.T) {
 func TestServiceReadRacingInvalidation(t *testing.T) {
 	t.Parallel()
 	hold := make(chan struct{})
-	src := &fakeSource{conns: map[string]tenancy.Connection{"p": connA}, hold: hold, started: make(chan struct{}, 1)}
-	s := NewService(src, 0)
+	src := &fakeSource{conns: map[string]Connection{"p": connA}, hold: hold, started: make(chan struct{}, 1)}
+	s := newTestService(t, src)
 	ctx := context.Background()
 	done := make(chan *Answer)
 	go func() {
@@ -109,7 +109,7 @@ func TestServiceReadRacingInvalidation(t *testing.T) {
 	src.conns["p"] = connB
 	src.hold = nil
 	src.mu.Unlock()
-	s.Changed(ctx, []tenancy.Change{{Op: "updated", Kind: "connection", Path: "p/b"}})
+	s.Changed(ctx, []tenancy.Change{{Op: "updated", Kind: "connection", Project: "p", Name: "b"}})
 	close(hold)
 	stale := <-done
 	fresh, err := s.Config(ctx, "p")
@@ -124,12 +124,21 @@ func TestServiceReadRacingInvalidation(t *testing.T) {
 func TestServiceSourceError(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("disk on fire")
-	src := &fakeSource{conns: map[string]tenancy.Connection{}, err: boom}
-	s := NewService(src, 0)
+	src := &fakeSource{conns: map[string]Connection{}, err: boom}
+	s := newTestService(t, src)
 	if _, err := s.Config(context.Background(), "p"); !errors.Is(err, boom) || errors.Is(err, ErrNoActiveConnection) {
 		t.Errorf("Config with a failing source = %v, want it to wrap %v", err, boom)
 	}
 	if _, err := s.Config(context.Background(), "p"); src.reads.Load() != 2 || err == nil {
 		t.Errorf("a failed read was cached (reads %d, err %v)", src.reads.Load(), err)
 	}
+}
+
+func newTestService(t *testing.T, src Source) *Service {
+	t.Helper()
+	s, err := NewService(Options{Source: src})
+	if err != nil {
+		t.Fatalf("NewService: %v", err)
+	}
+	return s
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
@@ -153,7 +152,7 @@ func (s *Service) buildCompound(ctx context.Context) error {
 		return err
 	}
 	if !done {
-		err := s.eachCollection(ctx, func(project string, c tenancy.Collection) error {
+		err := s.eachCollection(ctx, func(project string, c Collection) error {
 			sch, err := s.Schema(ctx, project, c.Name)
 			if err != nil || len(sch.leads) == 0 {
 				return err

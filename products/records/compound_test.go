@@ -45,7 +45,9 @@ func newCompoundService(t testing.TB, db *store.DB, doc string) (*Service, *tena
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	ten.OnChange(svc.Listener(true))
+	if err := ten.Add(svc); err != nil {
+		t.Fatal(err)
+	}
 	if doc != "" {
 		d, err := tenancy.Parse([]byte(doc))
 		if err != nil {

@@ -95,7 +95,9 @@ func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = svc.Close() })
-			d.Tenancy.OnChange(svc.Listener(true))
+			if err := d.Tenancy.Add(svc); err != nil {
+				t.Fatal(err)
+			}
 			if err := svc.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}

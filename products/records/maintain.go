@@ -8,7 +8,6 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
@@ -103,10 +102,7 @@ func (s *Service) catchUp(ctx context.Context) error {
 	if err := s.drainTitlesErr(ctx); err != nil {
 		return err
 	}
-	if err := s.buildCompound(ctx); err != nil {
-		return err
-	}
-	return s.Reconcile(ctx)
+	return s.buildCompound(ctx)
 }
 
 func titleOf(r *record) string {
@@ -335,64 +331,4 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 			return err
 		}
 	}
-}
-
-// Reconcile mirrors tenants-document records that this store lacks or holds in an older
-// version (a crash between tenancy's commit and the mirror when the OnChange listener, not the
-// TxHook, is wired). The tenants document wins for the ids it names.
-func (s *Service) Reconcile(ctx context.Context) error {
-	err := s.eachCollection(ctx, func(project string, c tenancy.Collection) error {
-		recs, err := s.ten.Records(ctx, project, c.Name)
-		if err != nil {
-			return err
-		}
-		var changes []tenancy.Change
-		err = s.db.View(ctx, func(txn *store.Txn) error {
-			for _, sr := range recs {
-				mine, err := getRecord(txn, project, c.Name, sr.ID)
-				if err != nil {
-					return err
-				}
-				if mine != nil {
-					_, u := mine.times()
-					if u.UTC().Format(tenancy.TimeFormat) == sr.UpdatedAt && mine.published == sr.Published {
-						continue
-					}
-				}
-				raw, _ := json.Marshal(sr)
-				changes = append(changes, tenancy.Change{Op: "updated", Kind: "record", Path: project + "/" + c.Name + "/" + sr.ID, New: raw})
-			}
-			return nil
-		})
-		if err != nil || len(changes) == 0 {
-			return err
-		}
-		err = s.db.Update(ctx, func(txn *store.Txn) error { return s.syncTenancy(ctx, txn, changes) })
-		s.invalidate(nil)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return s.drainTitlesErr(ctx)
-}
-
-// eachCollection calls fn for every collection of every project, in the tenants document's order.
-func (s *Service) eachCollection(ctx context.Context, fn func(project string, c tenancy.Collection) error) error {
-	projects, err := s.ten.Projects(ctx)
-	if err != nil {
-		return err
-	}
-	for _, p := range projects {
-		colls, err := s.ten.Collections(ctx, p.ID)
-		if err != nil {
-			return err
-		}
-		for _, c := range colls {
-			if err := fn(p.ID, c); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

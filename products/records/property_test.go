@@ -202,7 +202,9 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	ten.OnChange(svc.Listener(true))
+	if err := ten.Add(svc); err != nil {
+		t.Fatal(err)
+	}
 	doc, err := tenancy.Parse([]byte(propTenants))
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ type Field struct {
 	Array bool
 	// Indexed is false for json fields: they are neither filterable nor sortable.
 	Indexed bool
-	Def     tenancy.CollectionField
+	Def     CollectionField
 }
 
 // Groupable reports whether per-value counts of the field are kept (few distinct values).
@@ -49,12 +49,12 @@ type Schema struct {
 	Public  bool
 	Fields  []*Field
 	byName  map[string]*Field
-	def     tenancy.Collection
+	def     Collection
 	// leads and orders are the fields of the compound indexes (compound.go).
 	leads, orders []string
 }
 
-func compileSchema(project string, c tenancy.Collection) *Schema {
+func compileSchema(project string, c Collection) *Schema {
 	s := &Schema{Project: project, Name: c.Name, Public: c.Public, byName: map[string]*Field{}, def: c}
 	s.def.Records = nil
 	for _, f := range c.Fields {

@@ -53,7 +53,7 @@ type Service struct {
 	now       func() time.Time
 	candLimit int
 	qLimit    int
-	schemas   *lru.Cache[string, *Schema]
+	schemas   *tenancy.Cache[*Schema]
 	// hot caches decoded records by key; gen counts committed record writes so that a reader
 	// whose transaction may predate a write never caches what it read (see reader.get).
 	hot *lru.Cache[string, *record]
@@ -64,7 +64,7 @@ type Service struct {
 	compoundReady atomic.Bool
 	// projReady is set once every compound entry carries its record's projection (Start).
 	projReady atomic.Bool
-	projects  *lru.Cache[string, tenancy.ProjectInfo]
+	projects  *tenancy.Cache[tenancy.ProjectInfo]
 	// titleMu serialises the writers of the title index (journal drains, rebuilds, drops).
 	titleMu sync.Mutex
 	// titleKick wakes the title worker after a write journaled titles; titleStop and
@@ -95,12 +95,12 @@ func New(o Options) (*Service, error) {
 	if s.qLimit <= 0 {
 		s.qLimit = 20000
 	}
-	s.schemas, _ = lru.New[string, *Schema](1024)
+	s.schemas = tenancy.NewCache[*Schema](1024, "collection", "project")
 	if o.HotRecords <= 0 {
 		o.HotRecords = 20000
 	}
 	s.hot, _ = lru.New[string, *record](o.HotRecords)
-	s.projects, _ = lru.New[string, tenancy.ProjectInfo](1024)
+	s.projects = tenancy.NewCache[tenancy.ProjectInfo](1024, "project")
 	s.estimates, _ = lru.New[string, estimate](4096)
 	s.titleKick = make(chan struct{}, 1)
 	return s, nil
@@ -114,36 +114,24 @@ func (s *Service) Close() error {
 
 // Project returns a project (cached; invalidated by tenancy changes).
 func (s *Service) Project(ctx context.Context, id string) (tenancy.ProjectInfo, error) {
-	if p, ok := s.projects.Get(id); ok {
-		return p, nil
-	}
-	p, err := s.ten.Project(ctx, id)
+	p, err := s.projects.Get(ctx, id, "", func(ctx context.Context) (tenancy.ProjectInfo, error) {
+		return s.ten.Project(ctx, id)
+	})
 	if errors.Is(err, tenancy.ErrNotFound) {
 		return p, ErrProjectNotFound
 	}
-	if err != nil {
-		return p, err
-	}
-	s.projects.Add(id, p)
-	return p, nil
+	return p, err
 }
 
 // Schema returns a collection's compiled definition (cached), or ErrCollectionNotFound.
 func (s *Service) Schema(ctx context.Context, project, coll string) (*Schema, error) {
-	k := project + "/" + coll
-	if sc, ok := s.schemas.Get(k); ok {
-		return sc, nil
-	}
-	c, err := s.ten.Collection(ctx, project, coll)
-	if errors.Is(err, tenancy.ErrNotFound) {
-		return nil, ErrCollectionNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	sc := compileSchema(project, c)
-	s.schemas.Add(k, sc)
-	return sc, nil
+	return s.schemas.Get(ctx, project, coll, func(ctx context.Context) (*Schema, error) {
+		c, err := s.readCollection(ctx, project, coll)
+		if err != nil {
+			return nil, err
+		}
+		return compileSchema(project, c), nil
+	})
 }
 
 // readable returns the schema of a collection the caller may read: non-public collections
@@ -166,12 +154,6 @@ func (s *Service) Definition(ctx context.Context, project, coll string, secret b
 		return nil, err
 	}
 	return sc.definitionJSON(secret)
-}
-
-// purgeCaches forgets cached projects and schemas (after any tenancy change to them).
-func (s *Service) purgeCaches() {
-	s.schemas.Purge()
-	s.projects.Purge()
 }
 
 // applyReadFilter runs the records.read hook over a page.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -323,4 +324,12 @@ func (r *record) times() (time.Time, time.Time) {
 // readCount reads a collection's published count.
 func readCount(txn *store.Txn, project, coll string) (int64, error) {
 	return readCounter(txn, countKey(project, coll))
+}
+
+// cutPath splits "<project>/<collection>/<id>" (or fewer parts): the tail of a record key and a
+// title journal entry.
+func cutPath(p string) (project, coll, id string) {
+	project, rest, _ := strings.Cut(p, "/")
+	coll, id, _ = strings.Cut(rest, "/")
+	return project, coll, id
 }

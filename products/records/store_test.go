@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"testing"
 	"time"
-
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 var now0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-func testCollection() tenancy.Collection {
-	return tenancy.Collection{Name: "c", Public: true, Fields: []tenancy.CollectionField{
+func testCollection() Collection {
+	return Collection{Name: "c", Public: true, Fields: []CollectionField{
 		{Name: "title", Type: "text"}, {Name: "n", Type: "number"}, {Name: "secret", Type: "text", Private: true},
 		{Name: "tags", Type: "multiselect", Options: []string{"a", "b"}}, {Name: "meta", Type: "json"},
 	}}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
@@ -158,7 +157,7 @@ func (s *Service) validate(sch *Schema, in WriteRecord) (*record, []problem) {
 			probs = append(probs, problem{"data." + name, "no field " + strconv.Quote(name) + " in collection " + sch.Name})
 			continue
 		}
-		if msg := tenancy.CheckValue(f.Def, v); msg != "" {
+		if msg := CheckValue(f.Def, v); msg != "" {
 			probs = append(probs, problem{"data." + name, msg})
 			continue
 		}

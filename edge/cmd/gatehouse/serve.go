@@ -124,7 +124,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		if err != nil {
 			return err
 		}
-		if doc, err = tenancy.Parse(raw); err != nil {
+		if doc, err = ten.Parse(raw); err != nil {
 			var inv *tenancy.InvalidError
 			if errors.As(err, &inv) {
 				inv.File = tenantsFile // "tenants.yaml:14: orgs[0].projcts: unknown key"
@@ -156,13 +156,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
-	banner(stdout, cfg, ln.Addr().String(), doc)
-	log.Info("gatehouse listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "version", version)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	if err := app.start(ctx); err != nil {
+	// A signal while the components start stops them gracefully like any other (each Stop
+	// tolerates a component that did not start).
+	if err := app.start(ctx); err != nil && ctx.Err() == nil {
 		return err
 	}
+	// The banner says the gateway is ready: it comes after the components started.
+	banner(stdout, cfg, ln.Addr().String(), doc)
+	log.Info("gatehouse listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "version", version)
 	select {
 	case err := <-errc:
 		return err

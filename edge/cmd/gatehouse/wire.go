@@ -11,6 +11,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -31,6 +32,8 @@ type deps struct {
 	blobs blob.Store
 	// plugins is the Wasm host running the tenants' plugins.
 	plugins *host.Host
+	// egress is the outbound-connection policy (SMTP, captcha providers, webhooks).
+	egress *egress.Policy
 }
 
 // component is a product's background part: started after the server listens, stopped on shutdown.
@@ -51,6 +54,9 @@ type assembly struct {
 // wire builds every product from deps. This is the one place that knows all products.
 func wire(ctx context.Context, d deps) (*assembly, error) {
 	a := &assembly{}
+	if d.egress == nil {
+		d.egress = newEgress(d.cfg)
+	}
 	h, err := a.addPlugins(ctx, d)
 	if err != nil {
 		return nil, err
@@ -72,6 +78,15 @@ func wire(ctx context.Context, d deps) (*assembly, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// newEgress builds the outbound-connection policy from the egress.* configuration.
+func newEgress(cfg config.Config) *egress.Policy {
+	return egress.New(egress.Options{
+		AllowPrivateNetworks: cfg.Egress.AllowPrivateNetworks,
+		Timeout:              cfg.Egress.Timeout.D(),
+		MaxResponseBytes:     int64(cfg.Egress.MaxResponseKB) << 10,
+	})
 }
 
 func (a *assembly) ready() error {

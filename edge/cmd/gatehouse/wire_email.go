@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 )
 
@@ -28,12 +27,16 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 	if err != nil {
 		return err
 	}
-	d.tenancy.OnChange(func(context.Context, []tenancy.Change) { svc.Invalidate() })
+	if err := d.tenancy.Add(svc); err != nil {
+		_ = svc.Close()
+		return err
+	}
 	var tr email.Transport
 	switch d.cfg.Email.Transport {
 	case "smtp":
 		s := d.cfg.Email.SMTP
-		tr, err = email.NewSMTP(email.SMTPConfig{Host: s.Host, Port: s.Port, Username: s.Username, Password: s.Password, TLS: s.TLS}, time.Now)
+		tr, err = email.NewSMTP(email.SMTPConfig{Host: s.Host, Port: s.Port, Username: s.Username, Password: s.Password, TLS: s.TLS,
+			Dial: d.egress.DialContext}, time.Now)
 		if err != nil {
 			_ = svc.Close()
 			return err

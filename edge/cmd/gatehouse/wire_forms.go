@@ -6,18 +6,17 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/embedhost"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
 )
 
 // addForms wires the Forms product (public routes and the admin inbox) and the embed host.
 func (a *assembly) addForms(ctx context.Context, d deps) error {
 	svc, err := forms.New(forms.Options{
-		DB:      d.db,
-		Tenants: d.tenancy,
-		Blobs:   d.blobs,
+		DB:            d.db,
+		Blobs:         d.blobs,
+		RatePerMinute: d.cfg.Forms.RatePerMinute,
 		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
-			d.cfg.Captcha.ReCaptcha.VerifyURL, nil),
+			d.cfg.Captcha.ReCaptcha.VerifyURL, d.egress.Client()),
 		Filter:     formsPlugins{h: d.plugins},
 		Plugins:    formsPlugins{h: d.plugins},
 		AdminBase:  strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",
@@ -28,7 +27,13 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 	if err != nil {
 		return err
 	}
-	d.tenancy.OnChange(func(context.Context, []tenancy.Change) { svc.Invalidate() })
+	if err := svc.Start(ctx); err != nil { // before the server listens: stale spool parts go
+		return err
+	}
+	if err := d.tenancy.Add(svc); err != nil {
+		svc.Close()
+		return err
+	}
 	a.products = append(a.products,
 		forms.NewProduct(svc, d.auth, d.cursors, d.cfg.TrustedProxies),
 		embedhost.New(embedhost.Options{PublicURL: d.cfg.PublicURL, EmbedURL: d.cfg.EmbedHost}),

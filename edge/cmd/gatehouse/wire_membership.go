@@ -9,8 +9,13 @@ import (
 // addMembership wires the Membership product: GET {public_url}/membership/config, answered
 // from a per-project cache that every committed tenancy change invalidates.
 func (a *assembly) addMembership(_ context.Context, d deps) error {
-	svc := membership.NewService(d.tenancy, membership.DefaultCacheSize)
-	d.tenancy.OnChange(svc.Changed)
+	svc, err := membership.NewService(membership.Options{DB: d.db})
+	if err != nil {
+		return err
+	}
+	if err := d.tenancy.Add(svc); err != nil {
+		return err
+	}
 	a.products = append(a.products, membership.New(d.auth, svc))
 	return nil
 }

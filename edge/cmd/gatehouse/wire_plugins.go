@@ -10,12 +10,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
 	"github.com/gatehouse-dev/gatehouse/products/email"
@@ -36,12 +36,19 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 	if d.cfg.Plugins.PoolSize > 0 {
 		opts.PoolSize = d.cfg.Plugins.PoolSize
 	}
+	opts.MemoryBudgetMB = d.cfg.Plugins.MemoryBudgetMB
+	opts.CPUBudget = time.Duration(d.cfg.Plugins.CPUBudgetMs) * time.Millisecond
 	h, err := host.New(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	a.closers = append(a.closers, h.Close)
-	ps := &pluginSync{h: h, t: d.tenancy, log: d.log, done: map[string]map[string]string{}}
+	reg := pluginreg.New(d.db, d.tenancy)
+	if err := d.tenancy.Add(reg); err != nil {
+		return nil, err
+	}
+	a.admin = append(a.admin, reg)
+	ps := &pluginSync{h: h, r: reg, log: d.log, done: map[string]map[string]string{}}
 	projects, err := d.tenancy.Projects(ctx)
 	if err != nil {
 		return nil, err
@@ -50,29 +57,29 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 		ps.sync(ctx, p.ID)
 	}
 	d.tenancy.OnChange(ps.changed)
-	d.tenancy.CheckPluginsWith(ps)
+	reg.CheckWith(ps)
 	a.admin = append(a.admin, admin.NewPlugins(d.tenancy, pluginAdmin{h}))
 	return h, nil
 }
 
 // pluginSync registers the tenants document's plugins with the host, and vets plugins for the
-// tenancy service before an apply or upload stores them.
+// registry before an apply or upload stores them.
 type pluginSync struct {
 	h    *host.Host
-	t    *tenancy.Service
+	r    *pluginreg.Registry
 	log  *slog.Logger
 	mu   sync.Mutex
 	done map[string]map[string]string // project -> plugin name -> fingerprint of what is registered (or refused)
 }
 
-var _ tenancy.PluginChecker = (*pluginSync)(nil)
+var _ pluginreg.Checker = (*pluginSync)(nil)
 
 func (s *pluginSync) changed(ctx context.Context, changes []tenancy.Change) {
 	projects := map[string]bool{}
 	for _, c := range changes {
 		switch c.Kind {
 		case "plugin", "module", "project":
-			projects[strings.SplitN(c.Path, "/", 2)[0]] = true
+			projects[c.Project] = true
 		}
 	}
 	for p := range projects {
@@ -91,7 +98,7 @@ func (s *pluginSync) sync(ctx context.Context, project string) {
 	defer cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	plugins, err := s.t.Plugins(ctx, project)
+	plugins, err := s.r.Plugins(ctx, project)
 	if err != nil {
 		s.log.Error("plugins: reading registrations", "project", project, "err", err)
 		return
@@ -129,10 +136,10 @@ func (s *pluginSync) sync(ctx context.Context, project string) {
 	s.done[project] = next
 }
 
-// CheckPlugin implements tenancy.PluginChecker: nil when the host would run p. A module
+// CheckPlugin implements pluginreg.Checker: nil when the host would run p. A module
 // naming an upload that is not there yet is accepted (the plugin shows as refused until it
 // is uploaded); a module path that cannot be read is refused.
-func (s *pluginSync) CheckPlugin(ctx context.Context, project string, p tenancy.Plugin) error {
+func (s *pluginSync) CheckPlugin(ctx context.Context, project string, p pluginreg.Plugin) error {
 	module, err := s.module(ctx, project, p.Module)
 	if errors.Is(err, errNotUploaded) {
 		return nil
@@ -150,16 +157,16 @@ func (s *pluginSync) CheckPlugin(ctx context.Context, project string, p tenancy.
 	return s.h.Check(ctx, reg)
 }
 
-// CheckModule implements tenancy.PluginChecker for an upload: every plugin of the project that
+// CheckModule implements pluginreg.Checker for an upload: every plugin of the project that
 // names the module must accept the new bytes; with none, the module is checked on its own.
 func (s *pluginSync) CheckModule(ctx context.Context, project, name string, module []byte) error {
-	plugins, err := s.t.Plugins(ctx, project)
+	plugins, err := s.r.Plugins(ctx, project)
 	if err != nil {
 		return err
 	}
 	checked := false
 	for _, p := range plugins {
-		if p.Module != name || tenancy.IsModulePath(p.Module) {
+		if p.Module != name || pluginreg.IsModulePath(p.Module) {
 			continue
 		}
 		checked = true
@@ -173,7 +180,7 @@ func (s *pluginSync) CheckModule(ctx context.Context, project, name string, modu
 	return s.h.CheckModule(ctx, project, module)
 }
 
-func registration(project string, p tenancy.Plugin, module []byte) host.Registration {
+func registration(project string, p pluginreg.Plugin, module []byte) host.Registration {
 	return host.Registration{Project: project, Name: p.Name, Module: module, Hooks: p.Hooks, OnError: p.OnError,
 		AllowHosts: p.AllowHosts, Limits: host.Limits{MemoryMB: p.Limits.MemoryMB, TimeoutMs: p.Limits.TimeoutMs}, Config: p.Config}
 }
@@ -181,11 +188,11 @@ func registration(project string, p tenancy.Plugin, module []byte) host.Registra
 // module reads a plugin's module: a .wasm file path, or the name of an uploaded module
 // (errNotUploaded when there is none).
 func (s *pluginSync) module(ctx context.Context, project, module string) ([]byte, error) {
-	if tenancy.IsModulePath(module) {
+	if pluginreg.IsModulePath(module) {
 		return os.ReadFile(module)
 	}
-	b, err := s.t.Module(ctx, project, module)
-	if errors.Is(err, tenancy.ErrNotFound) {
+	b, err := s.r.Module(ctx, project, module)
+	if errors.Is(err, pluginreg.ErrNotFound) {
 		return nil, fmt.Errorf("%q: %w", module, errNotUploaded)
 	}
 	return b, err
@@ -235,6 +242,19 @@ func fingerprint(r host.Registration) string {
 // ErrPluginFailed answers a request whose fail-closed plugin could not give a verdict.
 var ErrPluginFailed = httpx.New(503, "PLUGIN_FAILED", "a plugin of this project failed; try again", nil)
 
+// errPluginBusy answers a request whose fail-closed plugin was not run because the project's
+// plugins used up their CPU budget (or their queue was full): the caller may retry shortly.
+var errPluginBusy = &httpx.Error{Status: 503, Code: "PLUGIN_BUSY",
+	Message: "this project's plugins are over their CPU budget; try again shortly", Header: map[string]string{"Retry-After": "1"}}
+
+// pluginError is the API error of a fail-closed plugin that gave no verdict.
+func pluginError(err error) error {
+	if errors.Is(err, host.ErrBusy) {
+		return fmt.Errorf("%w: %v", errPluginBusy, err)
+	}
+	return fmt.Errorf("%w: %v", ErrPluginFailed, err)
+}
+
 // rejected turns a plugin's reject verdict into the API error the caller sees.
 func rejected(code, message, plugin string) error {
 	if code == "" {
@@ -260,7 +280,7 @@ var (
 func (f formsPlugins) FilterSubmission(ctx context.Context, in forms.FilterInput) (map[string]any, error) {
 	v, err := f.h.FormsSubmit(ctx, in.Project, in.Form, in.Data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrPluginFailed, err)
+		return nil, pluginError(err)
 	}
 	switch v.Action {
 	case host.Reject:
@@ -315,7 +335,7 @@ func (e emailPlugins) FilterSend(ctx context.Context, project string, d *email.D
 	}
 	v, err := e.h.EmailSend(ctx, project, in)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrPluginFailed, err)
+		return pluginError(err)
 	}
 	switch v.Action {
 	case host.Reject:

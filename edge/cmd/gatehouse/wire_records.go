@@ -9,8 +9,8 @@ import (
 )
 
 // addRecords wires the records product: its service over the store, the title index in
-// <data>/title.bleve, the read routes and admin write routes, and the tenancy listener that
-// mirrors tenants-document records into the product's store.
+// <data>/title.bleve, the read routes and admin write routes, and its collections section of the
+// tenants document (records are written with their indexes in the apply's transaction).
 func (a *assembly) addRecords(ctx context.Context, d deps) error {
 	titles, err := title.Open(filepath.Join(d.cfg.Data, "title.bleve"))
 	if err != nil {
@@ -21,7 +21,10 @@ func (a *assembly) addRecords(ctx context.Context, d deps) error {
 		_ = titles.Close()
 		return err
 	}
-	d.tenancy.OnChange(svc.Listener(true))
+	if err := d.tenancy.Add(svc); err != nil {
+		_ = svc.Close()
+		return err
+	}
 	// The title index must be current before the first query: repair it now, not after listen.
 	if err := svc.Start(ctx); err != nil {
 		_ = svc.Close()

@@ -120,7 +120,9 @@ func open(dir string, log *slog.Logger) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	ten.OnChange(svc.Listener(true))
+	if err := ten.Add(svc); err != nil {
+		return nil, err
+	}
 	keys := auth.New(ten, 1000)
 	return &env{db: db, ten: ten, svc: svc, keys: keys, titles: titles}, nil
 }

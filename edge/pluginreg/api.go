@@ -1,0 +1,84 @@
+package pluginreg
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// MountAdmin registers POST /admin/v1/plugins (the token check is the server's).
+func (r *Registry) MountAdmin(rt fiber.Router) {
+	rt.Post("/plugins", httpx.BodyLimit(MaxModuleBytes), r.uploadModule)
+}
+
+// uploadModule stores a Wasm module sent as the raw body of POST /plugins?project=P&name=N.
+// A tenants-document plugin whose module is N uses it; registered plugins swap to it at once.
+func (r *Registry) uploadModule(c *fiber.Ctx) error {
+	project, name := utils.CopyString(c.Query("project")), utils.CopyString(c.Query("name"))
+	if project == "" || name == "" {
+		return httpx.Validation(httpx.FieldProblem{Field: "project,name", Problem: "both query parameters are required"})
+	}
+	// A member's session may upload only to a project of its own org; any other project (of
+	// another org, or none) is an operator's act: 403 FORBIDDEN (decisions.md 8.2).
+	if adm := auth.AdminOf(c); adm == nil || !adm.Operator {
+		p, err := r.ten.Project(c.UserContext(), project)
+		if err != nil || !adm.SeesOrg(p.Org) {
+			return auth.ErrOperatorOnly
+		}
+	}
+	module := bytes.Clone(c.Body())
+	if err := r.PutModule(c.UserContext(), project, name, module); err != nil {
+		return apiError(err)
+	}
+	sum := sha256.Sum256(module)
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"project": project, "name": name, "size": len(module), "sha256": hex.EncodeToString(sum[:])})
+}
+
+// CodePluginRefused answers an apply or upload whose plugin module the host refuses
+// (decisions.md 8.5); the message and details carry the reason.
+const CodePluginRefused = "PLUGIN_REFUSED"
+
+// RefusedAPIError renders a refusal of the plugin host as 400 PLUGIN_REFUSED with one detail
+// per refused entry.
+func RefusedAPIError(refused *tenancy.RefusedError) error {
+	e := httpx.New(400, CodePluginRefused, "plugin refused", refused)
+	for _, p := range refused.Problems {
+		e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message})
+	}
+	if len(e.Details) > 0 {
+		e.Message = "plugin refused: " + e.Details[0].Field + ": " + e.Details[0].Problem
+	}
+	return e
+}
+
+// apiError maps the registry's errors to API errors.
+func apiError(err error) error {
+	var inv *tenancy.InvalidError
+	var refused *tenancy.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return RefusedAPIError(refused)
+	case errors.As(err, &inv):
+		e := httpx.Validation()
+		e.Message = inv.Error()
+		for _, p := range inv.Problems {
+			e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message})
+		}
+		return e
+	case errors.Is(err, tenancy.ErrNotFound):
+		return httpx.New(404, httpx.CodeNotFound, "no such entity", err)
+	case errors.Is(err, ErrTooLarge):
+		return httpx.ErrTooLarge
+	case errors.Is(err, ErrNotWasm):
+		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: err.Error()})
+	}
+	return err
+}

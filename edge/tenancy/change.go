@@ -1,0 +1,46 @@
+package tenancy
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Change is one entity that a tenants-document apply (or an upload, or a key revocation)
+// created, updated or deleted. It is the one event every cache of tenancy data listens to, and
+// the one a deployment of many nodes carries between them: keep it one plain type.
+type Change struct {
+	Op   string // created | updated | deleted
+	Kind string // org, project, key, form, captcha, template, sender, suppression, connection, collection, record, plugin, module
+	// Org names the org of org-level entities (orgs, keys, suppressions); empty otherwise.
+	Org string
+	// Project names the project of project-level entities (and of project keys).
+	Project string
+	// Name names the entity inside its org or project: a form slug, "posts/post-1" for a record;
+	// empty for an org or a project itself.
+	Name string
+	// Old and New are the stored JSON before and after (nil when absent); keys carry no values.
+	// They stay on this node (a multi-node event carries the names only).
+	Old json.RawMessage
+	New json.RawMessage
+}
+
+// Path names the entity as the apply report shows it: "acme", "demo/contact",
+// "demo/posts/post-1", "acme/demo/web" (a project key).
+func (c Change) Path() string {
+	parts := make([]string, 0, 3)
+	for _, p := range []string{c.Org, c.Project, c.Name} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// MarshalJSON renders {"op","kind","path"} for the apply report.
+func (c Change) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Op   string `json:"op"`
+		Kind string `json:"kind"`
+		Path string `json:"path"`
+	}{c.Op, c.Kind, c.Path()})
+}
