@@ -140,6 +140,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		for _, g := range rep.Generated {
 			fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, g.Project, g.Name), g.Value)
 		}
+		printSecrets(stdout, rep.Secrets)
 	}
 
 	access := newAdminAccess(cfg, db, ten)
@@ -180,6 +181,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	_ = ln.Close() // in case Serve had not registered it yet
 	<-errc
 	return app.stop(sctx)
+}
+
+// printSecrets prints the secrets an apply generated (webhook signing secrets; shown only here).
+func printSecrets(w io.Writer, secrets []tenancy.GeneratedSecret) {
+	for _, g := range secrets {
+		fmt.Fprintf(w, "generated %s secret %s (shown once): %s\n", g.Kind, keyLabel(g.Org, g.Project, g.Name), g.Value)
+	}
 }
 
 func keyLabel(org, project, name string) string {
