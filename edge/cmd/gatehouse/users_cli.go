@@ -22,8 +22,9 @@ import (
 // it reads the password from the first line of stdin and creates a dashboard user through a
 // running server (POST /admin/v1/users) or, with --data DIR, in a stopped node's store.
 func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, env []string) error {
-	if len(args) == 0 || args[0] != "create" {
-		return fmt.Errorf("usage: gatehouse users create --email E [--org O --role owner|member | --operator] [--server URL --token T | --data DIR] < password")
+	sub := ""
+	if len(args) > 0 {
+		sub = args[0]
 	}
 	fs := flag.NewFlagSet("users create", flag.ContinueOnError)
 	email := fs.String("email", "", "the user's email (the sign-in name)")
@@ -32,6 +33,15 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	operator := fs.Bool("operator", false, "an operator: every org, no --org")
 	data := fs.String("data", "", "write into the store of a stopped node in this data folder instead of calling a server")
 	client := clientFlags(fs, env)
+	setUsage(fs, stdout, usersSynopsis, clientEnv)
+	switch sub {
+	case "create":
+	case "-h", "--help", "-help", "help":
+		fs.Usage()
+		return flag.ErrHelp
+	default:
+		return fmt.Errorf("usage: gatehouse users create ... (see gatehouse users --help)")
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -60,6 +70,13 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	fmt.Fprintf(stdout, "created dashboard user %s (%s)\n", u.Email, what)
 	return nil
 }
+
+// usersSynopsis heads users --help.
+var usersSynopsis = strings.Trim(`
+  gatehouse users create --email E [--org O --role owner|member | --operator] [--server URL] [--token T | --data DIR] < password
+
+Creates a dashboard user; the password is the first line of standard input. Through a running
+server's admin API, or with --data into the store of a stopped node.`, "\n")
 
 // readPassword reads the first line of r (a trailing CR LF or LF is not part of it).
 func readPassword(r io.Reader) (string, error) {

@@ -60,6 +60,10 @@ func TestUsersCreateCLI(t *testing.T) {
 			t.Errorf("%s: users create = %d %q, want an error with %q", tc.name, code, out, tc.want)
 		}
 	}
+	var help bytes.Buffer
+	if code := run(context.Background(), []string{"users", "--help"}, &help, &help, env); code != 0 || !strings.Contains(help.String(), "-operator") || !strings.Contains(help.String(), "standard input") {
+		t.Errorf("users --help = %d %q", code, help.String())
+	}
 	// While the node runs, its store is locked.
 	if code, _ := users("operator password\n", "--email", "op@example.test", "--operator", "--data", data); code == 0 {
 		t.Errorf("users create --data on a running node succeeded")
