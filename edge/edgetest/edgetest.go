@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/accounts"
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
@@ -37,6 +38,8 @@ type Deps struct {
 	Tenancy  *tenancy.Service
 	Auth     *auth.Authenticator
 	Registry *prometheus.Registry
+	// Accounts holds the dashboard's users and sessions (session.go signs in with them).
+	Accounts *accounts.Service
 	// Dir is the harness's data folder.
 	Dir string
 }
@@ -107,7 +110,10 @@ func New(t testing.TB, o Options) *Harness {
 	if o.Tenants != "" {
 		h.Apply(o.Tenants)
 	}
-	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: reg, Products: products, Admin: []edge.AdminProduct{admin.New(ten)}})
+	h.Accounts = accounts.New(db, accounts.Options{Now: o.Now})
+	acc := admin.NewAccounts(h.Accounts, ten, admin.SecureCookie(cfg.PublicURL), "/")
+	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: reg, Products: products,
+		Admin: []edge.AdminProduct{admin.New(ten), acc}, Sessions: acc, ProjectOrg: projectOrg(ten)})
 	if err != nil {
 		t.Fatal(err)
 	}
