@@ -50,6 +50,10 @@ type Options struct {
 	Admin []AdminProduct
 	// Ready reports whether storage and indexes are ready; nil error means ready.
 	Ready func() error
+	// PoisonRequestMemory (tests only) overwrites the request memory fiber lends to handlers
+	// once each request is answered, so a handler that keeps any of it fails its tests
+	// (poison.go). Never set in production.
+	PoisonRequestMemory bool
 }
 
 // Server is the gateway's HTTP server.
@@ -98,6 +102,9 @@ func New(o Options) (*Server, error) {
 	})
 	refuseOversize(app)
 	s := &Server{app: app, log: log, metrics: newHTTPMetrics(reg)}
+	if o.PoisonRequestMemory {
+		app.Use(poisonRequestMemory)
+	}
 	app.Use(httpx.RequestID())
 	app.Use(httpx.AccessLog(log, s.metrics.observe))
 	app.Use(httpx.Recover(log))
