@@ -1,14 +1,12 @@
 package edge
 
 import (
-	"context"
 	"crypto/subtle"
-	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -61,6 +59,10 @@ type Server struct {
 	app     *fiber.App
 	log     *slog.Logger
 	metrics *httpMetrics
+
+	mu       sync.Mutex
+	ln       *connListener // set by Serve
+	stopping bool          // set by Shutdown
 }
 
 // New builds the fiber app with the middleware order: request id, access log (which renders
@@ -101,7 +103,10 @@ func New(o Options) (*Server, error) {
 		ProxyHeader:                  proxyHeader(cfg.TrustedProxies),
 	})
 	refuseOversize(app)
+	refuseUnknownMethods(app)
 	s := &Server{app: app, log: log, metrics: newHTTPMetrics(reg)}
+	app.Server().Handler = s.closeWhileStopping(app.Server().Handler)
+	app.Server().ConnState = connState
 	if o.PoisonRequestMemory {
 		app.Use(poisonRequestMemory)
 	}
@@ -156,6 +161,34 @@ func refuseOversize(app *fiber.App) {
 			h.SetConnectionClose()
 		}
 		return fasthttp.RequestConfig{}
+	}
+}
+
+// methodNotAllowed is the envelope of a request whose method no route knows.
+const methodNotAllowed = `{"error":"METHOD_NOT_ALLOWED","message":"the method is not one the gateway serves"}`
+
+// allowedMethods are the methods the gateway's routes use (the Allow header of a 405).
+const allowedMethods = "GET, HEAD, POST, PUT, DELETE, OPTIONS"
+
+// refuseUnknownMethods answers a method the router does not know (fiber would answer a plain
+// text 400 "Invalid http method") with the envelope: 405 METHOD_NOT_ALLOWED with Allow.
+func refuseUnknownMethods(app *fiber.App) {
+	known := map[string]bool{}
+	for _, m := range app.Config().RequestMethods {
+		known[m] = true
+	}
+	srv := app.Server()
+	next := srv.Handler
+	srv.Handler = func(ctx *fasthttp.RequestCtx) {
+		if known[string(ctx.Method())] {
+			next(ctx)
+			return
+		}
+		ctx.Response.Header.Set(fiber.HeaderAllow, allowedMethods)
+		ctx.SetContentType(fiber.MIMEApplicationJSON)
+		ctx.SetStatusCode(fiber.StatusMethodNotAllowed)
+		ctx.SetBodyString(methodNotAllowed)
+		ctx.SetConnectionClose() // its body, if any, is not read
 	}
 }
 
@@ -256,15 +289,3 @@ func hostOf(raw string) string {
 
 // App returns the fiber app (tests use it with app.Test or a listener).
 func (s *Server) App() *fiber.App { return s.app }
-
-// Serve accepts connections on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error {
-	err := s.app.Listener(ln)
-	if errors.Is(err, net.ErrClosed) {
-		return nil
-	}
-	return err
-}
-
-// Shutdown stops accepting, waits for in-flight requests until ctx ends, then returns.
-func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }

@@ -2,6 +2,7 @@ package edge_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -325,5 +326,46 @@ func TestMalformedRequests(t *testing.T) {
 				t.Errorf("%s: body carries the parser's text: %s", tc.name, body)
 			}
 		})
+	}
+}
+
+// TestTooLargeBodyReachesClient: a real client sending a body over a route's limit or over
+// the server's limit reads the 413 answer, never a connection reset, every time.
+func TestTooLargeBodyReachesClient(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	for _, size := range []int{256 << 10, 4 << 20, edge.MaxBodyBytes + 4<<20} {
+		for i := range 10 {
+			req, err := http.NewRequest("POST", h.URL+"/probe/small", bytes.NewReader(make([]byte, size)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-API-Key", "pk_live_demo_web")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("POST %d bytes (try %d): %v, want the 413 answer", size, i, err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != 413 || strings.Contains(string(body), `"error"`) {
+				t.Fatalf("POST %d bytes (try %d) = %d %s %v, want 413 without code", size, i, resp.StatusCode, body, err)
+			}
+		}
+	}
+}
+
+// TestUnknownMethodHasEnvelope: a method no route knows gets the JSON envelope, not text.
+func TestUnknownMethodHasEnvelope(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	for _, m := range []string{"FOO", "PROPFIND", "get"} {
+		r := h.Do(m, "/probe/public", nil, "X-API-Key", "pk_live_demo_web")
+		if r.Status != 405 || r.Code() != "METHOD_NOT_ALLOWED" || r.Header.Get("Allow") == "" || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s /probe/public = %d %v %s, want 405 METHOD_NOT_ALLOWED with Allow", m, r.Status, r.Header, r.Body)
+		}
+	}
+	// Known methods keep their routes.
+	if r := h.Do("GET", "/probe/public", nil, "X-API-Key", "pk_live_demo_web"); r.Status != 200 {
+		t.Errorf("GET after unknown methods = %d", r.Status)
 	}
 }

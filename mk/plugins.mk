@@ -34,3 +34,10 @@ fuzz-plugins: ## fuzz the host side of the plugin ABI and the loop guard's rewri
 	$(GO) test ./plugins/host -run '^$$' -fuzz '^FuzzABI$$' -fuzztime 30s
 	$(GO) test ./plugins/host -run '^$$' -fuzz '^FuzzGuardCompiles$$' -fuzztime 30s
 	$(GO) test ./plugins/guard -run '^$$' -fuzz '^FuzzInstrument$$' -fuzztime 30s
+
+# B's form at 16 concurrent wrk clients while project A runs each hostile plugin of issue 14.
+BENCH_TARGETS += bench-plugins-isolation
+.PHONY: bench-plugins-isolation
+bench-plugins-isolation: ## projects A and B on the real gateway: B's req/s, p50, p99 and the RSS at baseline and under each hostile plugin of A (loop, burner, grower, Go hog), with ratios
+	@command -v wrk >/dev/null || { echo "installing wrk"; $(SUDO) apt-get install -y -q wrk; }
+	GATEHOUSE_BENCH_ISOLATION=1 $(GO) test ./edge/cmd/gatehouse -run '^TestPluginsIsolation$$' -count=1 -v -timeout 30m

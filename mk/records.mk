@@ -1,6 +1,6 @@
 # Records product: the records load benchmark (recordsbench) over loopback, and its 1M variant.
 # RECORDS_N sets the number of generated records; RECORDS_DURATION the load per query mix.
-BENCH_TARGETS += bench-records
+BENCH_TARGETS += bench-records bench-records-writes
 
 RECORDS_N ?= 100000
 RECORDS_DURATION ?= 5s
@@ -17,3 +17,9 @@ bench-records-1m: ## records: the same benchmark at 1,000,000 records (takes sev
 bench-records-server-rss: ## records: the real server's RSS and req/s under wrk, on a folder made by recordsbench -dir (RECORDS_DIR, RECORDS_N, RECORDS_MIXES="a b", RECORDS_MEMORY_MB=0)
 	@test -n "$(RECORDS_DIR)" || { echo "set RECORDS_DIR to a folder made by: go run ./products/records/cmd/recordsbench -n N -dir DIR"; exit 2; }
 	products/records/bench/server-rss.sh $(RECORDS_DIR) $(RECORDS_N) "$(or $(RECORDS_MIXES),a b)" $(or $(RECORDS_MEMORY_MB),0)
+
+.PHONY: bench-records-writes
+bench-records-writes: ## records: durable record creates/s (admin API) and form submissions/s against the real server under wrk, 16 connections, at RECORDS_N records (RECORDS_DIR: a recordsbench -dir folder, made when missing)
+	@dir="$(or $(RECORDS_DIR),$(CURDIR)/.bench/records-$(RECORDS_N))"; \
+	test -d "$$dir/db" || $(GO) run ./products/records/cmd/recordsbench -n $(RECORDS_N) -dir "$$dir" -only none -duration 1s; \
+	products/records/bench/writes.sh "$$dir" $(RECORDS_N)

@@ -90,3 +90,23 @@ func TestCORSOnRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestPreflightOnSecretOnlyRoute: a preflight to a secret-only route is answered 204 without
+// Access-Control-Allow-Origin (so browsers stay out), not 404.
+func TestPreflightOnSecretOnlyRoute(t *testing.T) {
+	t.Parallel()
+	h := edgetest.New(t, edgetest.Options{
+		Tenants: corsTenants,
+		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
+			return []edge.Product{&corsProbe{auth: d.Auth}}
+		},
+	})
+	r := h.Do("OPTIONS", "/probe/server", nil, "Origin", "https://site.example", "Access-Control-Request-Method", "POST")
+	if r.Status != 204 || r.Header.Get("Access-Control-Allow-Origin") != "" || r.Header.Get("Access-Control-Allow-Methods") != "" {
+		t.Errorf("secret-only preflight = %d %v, want 204 without CORS headers", r.Status, r.Header)
+	}
+	r = h.Do("OPTIONS", "/probe/browser", nil, "Origin", "https://site.example", "Access-Control-Request-Method", "GET")
+	if r.Status != 204 || r.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("publishable preflight = %d %v, want 204 with Access-Control-Allow-Origin: *", r.Status, r.Header)
+	}
+}

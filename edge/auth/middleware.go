@@ -149,10 +149,17 @@ func (a *Authenticator) Check(ctx context.Context, value string, rule Rule) (*Ke
 // Handle registers a product route guarded by rule. Routes that accept publishable keys are
 // open to browsers: they answer CORS preflights for any origin, and their refusals (401, 403,
 // 400) carry Access-Control-Allow-Origin so a page can read the code. Secret-only routes send
-// no Access-Control-Allow-Origin.
+// no Access-Control-Allow-Origin: their preflight answers 204 without it (the route exists;
+// browsers are not let in), never 404.
 func (a *Authenticator) Handle(r fiber.Router, method, path string, rule Rule, handlers ...fiber.Handler) {
 	r.Add(method, path, append([]fiber.Handler{a.Require(rule)}, handlers...)...)
-	if !rule.SecretOnly {
+	if rule.SecretOnly {
+		allow := method + ", OPTIONS"
+		r.Options(path, func(c *fiber.Ctx) error {
+			c.Set(fiber.HeaderAllow, allow)
+			return c.SendStatus(fiber.StatusNoContent)
+		})
+	} else {
 		r.Options(path, func(c *fiber.Ctx) error {
 			c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
 			c.Set(fiber.HeaderAccessControlAllowMethods, "GET, POST, PUT, OPTIONS")

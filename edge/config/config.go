@@ -40,6 +40,16 @@ type Config struct {
 	Captcha         Captcha  `json:"captcha"`
 	Plugins         Plugins  `json:"plugins"`
 	Egress          Egress   `json:"egress"`
+	Webhooks        Webhooks `json:"webhooks"`
+}
+
+// Webhooks tunes the webhook delivery worker (edge/webhooks).
+type Webhooks struct {
+	// PollInterval is how often the delivery queue is scanned when no event woke the worker.
+	PollInterval Duration `json:"poll_interval"`
+	// BaseBackoff is the wait after a first failed attempt, doubled after each next one (with
+	// jitter, capped at an hour) for 24 hours.
+	BaseBackoff Duration `json:"base_backoff"`
 }
 
 // Egress is the outbound-connection policy (edge/egress) of webhooks, SMTP and captcha calls.
@@ -143,9 +153,10 @@ func Default() Config {
 			HCaptcha:  Provider{VerifyURL: "https://api.hcaptcha.com/siteverify"},
 			ReCaptcha: Provider{VerifyURL: "https://www.google.com/recaptcha/api/siteverify"},
 		},
-		Forms:   Forms{RatePerMinute: 60},
-		Plugins: Plugins{PoolSize: 4, MemoryBudgetMB: 256, CPUBudgetMs: 500},
-		Egress:  Egress{Timeout: Duration(15 * time.Second), MaxResponseKB: 1024},
+		Forms:    Forms{RatePerMinute: 60},
+		Plugins:  Plugins{PoolSize: 4, MemoryBudgetMB: 256, CPUBudgetMs: 500},
+		Egress:   Egress{Timeout: Duration(15 * time.Second), MaxResponseKB: 1024},
+		Webhooks: Webhooks{PollInterval: Duration(time.Second), BaseBackoff: Duration(30 * time.Second)},
 	}
 }
 

@@ -45,28 +45,60 @@ var errPanicked = errors.New("store: update function panicked")
 
 // committer is the one group committer of the database: every Update is queued to it, and it
 // runs the queued functions one after another in one badger transaction and commits them
-// together, so concurrent writers share one commit (one fsync with SyncWrites). Each
-// function writes into its own stage, applied to the shared transaction only when it
-// succeeds, so a failing function leaves no trace. Functions run on one goroutine, so they
-// never conflict with each other; a conflict with a write made outside the committer (a Batch)
-// re-runs the batch. Every caller is answered only after the commit holding its writes.
+// together. Each function writes into its own stage, applied to the shared transaction only
+// when it succeeds, so a failing function leaves no trace. Functions run on one goroutine, so
+// they never conflict with each other; a conflict with a write made outside the committer (a
+// Batch) re-runs the batch.
+//
+// With SyncWrites, durability is group-committed too, and pipelined: badger itself does not
+// fsync (it would, once per transaction), the commit loop hands each committed batch to a
+// syncer, and the syncer makes everything committed so far durable with one fsync while the
+// loop already commits the next batches; then it answers their callers. Every caller is
+// answered only after the commit holding its writes is durable. A reader may see a write a
+// little before it is durable (as with any pipelined group commit); its writer is not answered
+// until it is.
 type committer struct {
-	bdb  *badger.DB
+	bdb *badger.DB
+	// dir is the data folder, for the syncer's view of badger's write-ahead logs.
+	dir  string
+	sync bool
 	in   chan *op
 	quit chan struct{}
 	done chan struct{}
+	// unsynced are committed ops waiting for the syncer (under smu, signalled by scond);
+	// syncClosed tells it to stop once they are answered.
+	smu        sync.Mutex
+	scond      *sync.Cond
+	unsynced   []*op
+	syncClosed bool
+	syncDone   chan struct{}
+	// wal guards the syncer's memory of the write-ahead logs (see syncAll).
+	wal walState
 	// mu orders Close after every hand-over in flight: callers hold it shared.
 	mu     sync.RWMutex
 	closed bool
 	// maxCount and maxSize are the transaction limits the batch stays under.
 	maxCount, maxSize int64
-	// commits counts transactions committed, ops the Updates they held.
-	commits, ops atomic.Uint64
+	// commits counts transactions committed, ops the Updates they held, syncs the fsyncs
+	// that made them durable.
+	commits, ops, syncs atomic.Uint64
 }
 
-func newCommitter(bdb *badger.DB) *committer {
-	return &committer{bdb: bdb, in: make(chan *op, queueCap), quit: make(chan struct{}), done: make(chan struct{}),
-		maxCount: bdb.MaxBatchCount(), maxSize: bdb.MaxBatchSize()}
+func newCommitter(bdb *badger.DB, dir string, durable bool) *committer {
+	c := &committer{bdb: bdb, dir: dir, sync: durable, in: make(chan *op, queueCap), quit: make(chan struct{}),
+		done: make(chan struct{}), syncDone: make(chan struct{}), maxCount: bdb.MaxBatchCount(), maxSize: bdb.MaxBatchSize()}
+	c.scond = sync.NewCond(&c.smu)
+	return c
+}
+
+// start runs the commit loop and, with SyncWrites, the syncer.
+func (c *committer) start() {
+	go c.loop()
+	if c.sync {
+		go c.syncLoop()
+	} else {
+		close(c.syncDone)
+	}
 }
 
 // submit queues fn and waits for its verdict. Once queued, fn runs and the caller waits for
@@ -124,14 +156,55 @@ func (c *committer) loop() {
 	}
 }
 
-// run commits batch in as few transactions as its size allows and answers every op.
+// run commits batch in as few transactions as its size allows and answers every op: at once
+// when its function failed or without SyncWrites, else through the syncer.
 func (c *committer) run(batch []*op) {
 	for len(batch) > 0 {
 		n := c.round(batch)
+		var durable []*op
 		for _, o := range batch[:n] {
+			if c.sync && o.err == nil {
+				durable = append(durable, o)
+				continue
+			}
 			close(o.done)
 		}
+		if len(durable) > 0 {
+			c.smu.Lock()
+			c.unsynced = append(c.unsynced, durable...)
+			c.smu.Unlock()
+			c.scond.Signal()
+		}
 		batch = batch[n:]
+	}
+}
+
+// syncLoop makes the committed batches durable, as many as are waiting with one sync, and
+// answers their callers.
+func (c *committer) syncLoop() {
+	defer close(c.syncDone)
+	for {
+		c.smu.Lock()
+		for len(c.unsynced) == 0 && !c.syncClosed {
+			c.scond.Wait()
+		}
+		ops := c.unsynced
+		c.unsynced = nil
+		closed := c.syncClosed
+		c.smu.Unlock()
+		if len(ops) > 0 {
+			err := c.syncAll()
+			for _, o := range ops {
+				if err != nil {
+					o.err = fmt.Errorf("store: sync: %w", err)
+				}
+				close(o.done)
+			}
+			c.syncs.Add(1)
+		}
+		if closed && len(ops) == 0 {
+			return
+		}
 	}
 }
 
@@ -207,7 +280,7 @@ func (c *committer) try(ops []*op) (int, error) {
 	return n, txn.Commit()
 }
 
-// close stops the committer after everything queued is committed.
+// close stops the committer after everything queued is committed (and synced).
 func (c *committer) close() {
 	c.mu.Lock()
 	if !c.closed {
@@ -216,4 +289,10 @@ func (c *committer) close() {
 	}
 	c.mu.Unlock()
 	<-c.done
+	c.smu.Lock()
+	c.syncClosed = true
+	c.smu.Unlock()
+	c.scond.Broadcast()
+	<-c.syncDone
+	c.wal.close()
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -349,5 +351,67 @@ func TestUpdatePanicReachesCaller(t *testing.T) {
 	}
 	if err := db.View(context.Background(), func(tx *Txn) error { return tx.Set([]byte("a"), nil) }); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("Set inside View = %v, want ErrReadOnly", err)
+	}
+}
+
+// Updates that fill several memtables (each change of write-ahead log makes the syncer sync
+// them all) are all there after a reopen.
+func TestDurableAcrossMemtableRotation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, err := Open(Options{Dir: dir, SyncWrites: true, MemTableMB: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	val := make([]byte, 8000)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				k := fmt.Sprintf("r/%d/%03d", g, i)
+				if err := db.Update(context.Background(), func(tx *Txn) error { return tx.Set([]byte(k), val) }); err != nil {
+					t.Errorf("Update %s: %v", k, err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if db.SyncStats() == 0 {
+		t.Errorf("no sync ran for durable Updates")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	_ = db.View(context.Background(), func(tx *Txn) error {
+		return tx.Iterate(IterOptions{Prefix: []byte("r/"), KeysOnly: true}, func(_, _ []byte) (bool, error) { n++; return true, nil })
+	})
+	if n != 1600 {
+		t.Errorf("%d of 1600 keys after reopen", n)
+	}
+}
+
+func TestLogFilesInNumericOrder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"100000.mem", "99999.mem", "00007.mem", "000001.vlog", "000012.vlog", "MANIFEST", "000003.sst"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mems, vlogs, err := logFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(mems) != "[00007.mem 99999.mem 100000.mem]" || fmt.Sprint(vlogs) != "[000001.vlog 000012.vlog]" {
+		t.Errorf("logFiles = %v %v", mems, vlogs)
 	}
 }

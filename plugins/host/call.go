@@ -23,20 +23,24 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 	// Waiting for a slot is bounded by the plugin's timeout; the guest's
 	// own time starts once it has one.
 	sched, sh := pl.h.sched, &pl.pool.proj.share
-	if err := sched.acquire(ctx, sh, now.Add(pl.timeout)); err != nil {
+	slice, err := sched.acquire(ctx, sh, now.Add(pl.timeout))
+	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return pl.failed(m, KindBusy, err, now)
 	}
 	began := time.Now()
-	defer func() { sched.release(sh, time.Since(began)) }()
+	cpu := startCPU()
+	var grown time.Duration // the cost of the instance's memory growth (growthCost)
+	defer func() { sched.release(sh, cpu.stop()+grown) }()
 	if !pl.breaker.allow(began) {
 		m.errors.WithLabelValues(KindCircuitOpen).Inc()
 		pl.stats.failed(KindCircuitOpen, ErrCircuitOpen)
 		return fmt.Errorf("%w: %s: %w", ErrPluginFailed, pl.reg.Name, ErrCircuitOpen)
 	}
-	deadline := began.Add(pl.timeout)
+	timeout := min(pl.timeout, slice) // a call may not outrun its project's CPU budget
+	deadline := began.Add(timeout)
 	callCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
@@ -60,6 +64,7 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 	inst.stack = inst.stack[:1]
 	err = inst.run(context.WithValue(callCtx, callKey{}, cs), inst.fns[hook], inst.stack)
 
+	grown = inst.mem.takeGrown()
 	drop := err != nil || inst.stopped
 	var kind string
 	switch {
@@ -84,7 +89,10 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 		cs.reset()
 		return ctx.Err()
 	case callCtx.Err() != nil:
-		kind, err = KindTimeout, fmt.Errorf("%w after %v", ErrTimeout, pl.timeout)
+		kind, err = KindTimeout, fmt.Errorf("%w after %v", ErrTimeout, timeout)
+		if timeout < pl.timeout {
+			err = fmt.Errorf("%w (what was left of the project's CPU budget)", err)
+		}
 		m.timeouts.Inc()
 	default:
 		kind, err = KindTrap, fmt.Errorf("%w: %w", ErrTrap, err)

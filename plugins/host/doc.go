@@ -28,6 +28,16 @@
 // policy (fail-open or fail-closed). The only way out is http_fetch, which
 // is granted only to modules that import it and have allowHosts.
 //
+// Between projects (decisions.md 8.5): a scheduler (sched.go) runs at most
+// one guest call per core, never lets one project hold every slot, serves
+// waiting projects in turn and takes each call's guest time from its
+// project's CPU budget per second, refusing an over-budget project at once
+// (ErrBusy); all guest memory lives within a budget split in equal project
+// shares (memory.go). A module that cannot run is kept as refused (Refuse):
+// its hooks fail under its policy instead of silently running nothing.
+// Check and CheckModule tell, before anything is stored, whether Register
+// would accept a plugin; Status and LogLines feed the admin API.
+//
 // The ABI (import module gatehouse_v1, export gatehouse_abi_v1, one export
 // per hook) is specified in docs/plugins.md; plugins/pdk implements the
 // guest side for Go.

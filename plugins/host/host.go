@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/plugins/guard"
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -29,6 +30,7 @@ type Host struct {
 
 	compileMu sync.Mutex     // one compilation at a time, as wazero recommends
 	bg        sync.WaitGroup // background instance starts (pool refills)
+	running   atomic.Int64   // guest calls under way: Close waits for them before freeing memory
 
 	mu       sync.Mutex
 	closed   bool
@@ -113,6 +115,12 @@ func (h *Host) Close(ctx context.Context) error {
 		}
 	}
 	h.bg.Wait() // no instance may be starting while its runtime closes
+	// Guest memory is unmapped when a runtime closes: wait for the calls
+	// under way, which their deadlines end (the pools are closed, so no
+	// call starts now).
+	for deadline := time.Now().Add(h.opts.MaxTimeout + time.Second); h.running.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	for _, p := range projects {
 		if err := p.rt.Close(ctx); err != nil {
 			errs = append(errs, err)

@@ -2,15 +2,16 @@ package host
 
 import (
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero/experimental"
 )
 
 // memBudget bounds the linear memory of every guest together
 // (Options.MemoryBudgetMB) and splits it in equal shares between the
-// projects that have plugins, so that one project's guests cannot take the
-// memory another's need. Memory is counted by what is allocated for it
-// (the capacity of each guest's buffer), from instance start to close.
+// projects that have plugins (at least minShare each), so that one
+// project's guests cannot take the memory another's need. A guest's memory
+// is counted by its size, from instance start to close.
 type memBudget struct {
 	total uint64
 
@@ -19,8 +20,15 @@ type memBudget struct {
 	projects int
 }
 
+// minShare is the least a project's share may be (two Go guests' worth), however many
+// projects divide the budget: past total/minShare projects, the budget as a whole is the
+// bound and the shares overlap.
+const minShare = 32 << 20
+
 // share is what one project's guests may hold together. Called with b.mu held.
-func (b *memBudget) share() uint64 { return b.total / uint64(max(1, b.projects)) }
+func (b *memBudget) share() uint64 {
+	return min(b.total, max(b.total/uint64(max(1, b.projects)), minShare))
+}
 
 func (b *memBudget) setProjects(n int) {
 	b.mu.Lock()
@@ -28,23 +36,17 @@ func (b *memBudget) setProjects(n int) {
 	b.mu.Unlock()
 }
 
-// reserve takes up to want bytes (at least need) for project p without
-// passing the project's share or the whole budget; it returns what it took,
-// 0 when not even need fits.
-func (b *memBudget) reserve(p *project, need, want uint64) uint64 {
+// reserve takes n bytes for project p, or reports false when that would
+// pass the project's share or the whole budget.
+func (b *memBudget) reserve(p *project, n uint64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var room uint64
-	if share := b.share(); b.used < b.total && p.memUsed < share {
-		room = min(b.total-b.used, share-p.memUsed)
+	if b.used+n > b.total || p.memUsed+n > b.share() {
+		return false
 	}
-	if need > room {
-		return 0
-	}
-	n := min(want, room)
 	b.used += n
 	p.memUsed += n
-	return n
+	return true
 }
 
 func (b *memBudget) release(p *project, n uint64) {
@@ -74,14 +76,39 @@ func (b *memBudget) Used() uint64 {
 // max (the plugin's limit) or past what the memory budget lets its project
 // hold: memory.grow then returns -1 in the guest (a Go guest dies with "out
 // of memory", which fails that call only, counted as kind memory).
+//
+// The memory is mapped outside the Go heap (mapMemory: max bytes reserved
+// at once, pages committed when the guest first touches them), so a guest
+// growing to 128 MiB neither copies its memory as it grows nor gives Go's
+// garbage collector work, and closing the instance returns its pages to the
+// system at once. Free must not run while a call uses the memory: the host
+// closes an instance only between calls, and Host.Close waits for calls.
 type cappedMemory struct {
 	max    uint64
 	budget *memBudget
 	proj   *project
 
-	buf      []byte
-	reserved uint64 // bytes taken from the budget (cap of buf)
+	mem      []byte // the whole mapping, max bytes
+	unmap    func()
+	buf      []byte // what the guest has: mem[:size]
+	reserved uint64 // bytes taken from the budget (len of buf)
+	grown    uint64 // bytes grown since takeGrown
 	hit      bool   // a grow was refused: the call failed for memory
+}
+
+// growthCost is what the scheduler charges a project's CPU budget for each
+// MiB its guests grow, on top of the CPU time: fresh pages cost the machine
+// faults, zeroing and memory bandwidth that slow every project (a guest
+// growing to 128 MiB in a loop of calls would otherwise churn gigabytes a
+// second within its CPU time).
+const growthCost = time.Millisecond
+
+// takeGrown returns the budget cost of the growth since the last call, and
+// starts counting afresh.
+func (c *cappedMemory) takeGrown() time.Duration {
+	d := time.Duration(c.grown>>20) * growthCost
+	c.grown = 0
+	return d
 }
 
 // Allocate implements experimental.MemoryAllocator.
@@ -91,40 +118,41 @@ func (c *cappedMemory) Allocate(capacity, max uint64) experimental.LinearMemory 
 
 // Reallocate implements experimental.LinearMemory.
 func (c *cappedMemory) Reallocate(size uint64) []byte {
-	first := c.buf == nil
-	if size > c.max && !first {
+	first := c.mem == nil
+	if first {
+		// wazero cannot fail an instance's first allocation (registration
+		// made sure the module's minimum fits its limit).
+		c.mem, c.unmap = mapMemory(max(c.max, size))
+	}
+	if size > uint64(len(c.mem)) || (size > c.max && !first) {
 		c.hit = true
 		return nil
 	}
-	if size <= uint64(cap(c.buf)) {
-		c.buf = c.buf[:size]
-		return c.buf
-	}
-	// Double the capacity (fewer copies as a guest grows page by page),
-	// as far as the limit and the budget allow.
-	want := max(size, min(2*uint64(cap(c.buf)), c.max))
-	got := c.budget.reserve(c.proj, size-c.reserved, want-c.reserved)
-	if got == 0 && size > c.reserved {
-		c.hit = true
-		if !first {
-			return nil
+	if size > c.reserved {
+		if !c.budget.reserve(c.proj, size-c.reserved) {
+			c.hit = true
+			if !first {
+				return nil
+			}
+			// The first allocation is handed out uncounted; pool.start sees
+			// hit and closes the instance.
+			c.buf = c.mem[:size]
+			return c.buf
 		}
-		// wazero cannot fail an instance's first allocation: hand out the
-		// memory uncounted; pool.start sees hit and closes the instance.
-		c.buf = make([]byte, size)
-		return c.buf
+		c.grown += size - c.reserved
+		c.reserved = size
 	}
-	c.reserved += got
-	newCap := c.reserved
-	nb := make([]byte, size, newCap)
-	copy(nb, c.buf)
-	c.buf = nb
-	return nb
+	c.buf = c.mem[:size]
+	return c.buf
 }
 
 // Free implements experimental.LinearMemory: the module closed.
 func (c *cappedMemory) Free() {
-	c.buf = nil
+	if c.unmap != nil {
+		c.unmap()
+		c.unmap = nil
+	}
+	c.mem, c.buf = nil, nil
 	if c.reserved > 0 {
 		c.budget.release(c.proj, c.reserved)
 		c.reserved = 0

@@ -8,6 +8,7 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/plugins/guard"
@@ -122,9 +123,13 @@ func (p *pool) refill() {
 	}
 	p.live++
 	p.mu.Unlock()
-	began := time.Now()
+	cpu := startCPU()
 	inst, err := p.start(context.Background())
-	p.pl.h.sched.charge(&p.proj.share, time.Since(began)) // the project's guest time, not a slot's
+	used := cpu.stop()
+	if inst != nil {
+		used += inst.mem.takeGrown()
+	}
+	p.pl.h.sched.charge(&p.proj.share, used) // the project's guest time, not a slot's
 	if err != nil {
 		p.pl.h.log.Warn("plugin instance start failed", "project", p.pl.reg.Project, "plugin", p.pl.reg.Name, "err", err)
 		p.mu.Lock()
@@ -170,6 +175,8 @@ type instance struct {
 	mem     *cappedMemory
 	stop    api.MutableGlobal // the guard's stop flag (package guard)
 	stopped bool              // the flag was raised: the instance must be dropped
+	// running counts the guest calls under way in the whole host.
+	running *atomic.Int64
 	// startBytes is the memory size once started: an instance that grew
 	// well past it is not kept warm while its project is short of memory.
 	startBytes uint64
@@ -183,7 +190,7 @@ type instance struct {
 func (p *pool) start(ctx context.Context) (*instance, error) {
 	pl := p.pl
 	opts := pl.h.opts
-	inst := &instance{stack: make([]uint64, 1)}
+	inst := &instance{stack: make([]uint64, 1), running: &pl.h.running}
 	inst.setClock(opts.Clock())
 	inst.mem = &cappedMemory{max: pl.memCap, budget: pl.h.mem, proj: p.proj}
 	var rnd io.Reader
@@ -280,6 +287,8 @@ func (inst *instance) abiMinor(ctx context.Context) (uint32, error) {
 // its next fuel check. An instance whose flag was raised is marked stopped
 // and must not serve another call.
 func (inst *instance) run(ctx context.Context, fn api.Function, stack []uint64) error {
+	inst.running.Add(1)
+	defer inst.running.Add(-1)
 	disarm := context.AfterFunc(ctx, func() { inst.stop.Set(1) })
 	err := fn.CallWithStack(ctx, stack)
 	if !disarm() {

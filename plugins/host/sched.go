@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -11,9 +12,9 @@ import (
 // one project holds at most perProject of them (all but one, so another
 // project always finds a slot free of it); waiting projects are served in
 // turn, one call each, so a project's long calls delay its own calls but
-// not another's. Each project also has a CPU budget: the guest time its
-// calls and instance starts used is taken from a bucket refilled at budget
-// per second. A project whose bucket is empty, or with queue calls already
+// not another's. Each project also has a CPU budget: the CPU time its
+// calls and instance starts used (cpuMeter) is taken from a bucket refilled
+// at budget per second. A project whose bucket is empty, or with queue calls already
 // waiting, is refused at once (ErrBusy) instead of queueing everyone.
 type scheduler struct {
 	slots      int
@@ -43,7 +44,7 @@ type waiter struct {
 
 func newScheduler(o Options) *scheduler {
 	return &scheduler{slots: o.Slots, perProject: max(1, o.Slots-1), budget: o.CPUBudget,
-		burst: o.CPUBudget / 2, queue: o.QueueLength, free: o.Slots}
+		burst: o.CPUBudget, queue: o.QueueLength, free: o.Slots}
 }
 
 func (s *scheduler) refill(sh *share, now time.Time) {
@@ -57,24 +58,31 @@ func (s *scheduler) refill(sh *share, now time.Time) {
 	}
 }
 
+// minSlice is the least time a call is given when its project's budget is
+// nearly spent: short calls of a busy project still run to the end.
+const minSlice = 10 * time.Millisecond
+
 // acquire takes a slot for one guest call of the project, waiting in turn
 // until deadline at most. ErrBusy when the project is over its CPU budget,
-// its queue is full or no slot came in time.
-func (s *scheduler) acquire(ctx context.Context, sh *share, deadline time.Time) error {
+// its queue is full or no slot came in time. It returns how long the call
+// may run: what is left of the project's budget (at least minSlice), so
+// that one call cannot take more than a budget's worth of a core at once.
+func (s *scheduler) acquire(ctx context.Context, sh *share, deadline time.Time) (time.Duration, error) {
 	s.mu.Lock()
 	s.refill(sh, time.Now())
 	switch {
 	case sh.tokens <= 0:
 		s.mu.Unlock()
-		return ErrBusy
+		return 0, ErrBusy
 	case s.free > 0 && sh.running < s.perProject && len(sh.waiting) == 0:
 		s.free--
 		sh.running++
+		left := sh.tokens
 		s.mu.Unlock()
-		return nil
+		return max(left, minSlice), nil
 	case len(sh.waiting) >= s.queue:
 		s.mu.Unlock()
-		return ErrBusy
+		return 0, ErrBusy
 	}
 	w := &waiter{ch: make(chan struct{})}
 	sh.waiting = append(sh.waiting, w)
@@ -89,7 +97,10 @@ func (s *scheduler) acquire(ctx context.Context, sh *share, deadline time.Time) 
 	var err error
 	select {
 	case <-w.ch:
-		return nil
+		s.mu.Lock()
+		left := sh.tokens
+		s.mu.Unlock()
+		return max(left, minSlice), nil
 	case <-t.C:
 		err = ErrBusy
 	case <-ctx.Done():
@@ -99,7 +110,7 @@ func (s *scheduler) acquire(ctx context.Context, sh *share, deadline time.Time) 
 	if w.granted { // granted while giving up: hand the slot on
 		s.mu.Unlock()
 		s.release(sh, 0)
-		return err
+		return 0, err
 	}
 	for i, o := range sh.waiting {
 		if o == w {
@@ -108,7 +119,7 @@ func (s *scheduler) acquire(ctx context.Context, sh *share, deadline time.Time) 
 		}
 	}
 	s.mu.Unlock()
-	return err
+	return 0, err
 }
 
 // release gives back a slot and charges the guest time used to the project.
@@ -165,4 +176,26 @@ func (s *scheduler) dispatch() {
 			return
 		}
 	}
+}
+
+var clockStart = time.Now()
+
+// monotonic is the time since the package started, from the monotonic clock.
+func monotonic() time.Duration { return time.Since(clockStart) }
+
+// cpuMeter measures the CPU time of work done on one goroutine: it locks
+// the goroutine to its OS thread so that the thread's CPU clock is the
+// goroutine's.
+type cpuMeter struct{ start time.Duration }
+
+func startCPU() cpuMeter {
+	runtime.LockOSThread()
+	return cpuMeter{start: threadCPU()}
+}
+
+// stop returns the CPU time used since startCPU and unlocks the thread.
+func (m cpuMeter) stop() time.Duration {
+	d := threadCPU() - m.start
+	runtime.UnlockOSThread()
+	return max(d, 0)
 }

@@ -14,14 +14,14 @@ func TestSchedulerLeavesASlotToOtherProjects(t *testing.T) {
 	var a, b share
 	ctx := context.Background()
 	far := time.Now().Add(time.Hour)
-	if err := s.acquire(ctx, &a, far); err != nil {
+	if _, err := s.acquire(ctx, &a, far); err != nil {
 		t.Fatalf("A's first acquire: %v", err)
 	}
 	// A holds all it may (Slots-1); its next call waits, B's does not.
 	granted := make(chan error, 1)
-	go func() { granted <- s.acquire(ctx, &a, far) }()
+	go func() { _, err := s.acquire(ctx, &a, far); granted <- err }()
 	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(a.waiting) == 1 })
-	if err := s.acquire(ctx, &b, time.Now()); err != nil {
+	if _, err := s.acquire(ctx, &b, time.Now()); err != nil {
 		t.Fatalf("B's acquire while A waits = %v, want a slot at once", err)
 	}
 	s.release(&b, 0)
@@ -37,7 +37,7 @@ func TestSchedulerTakesTurns(t *testing.T) {
 	var a, b share
 	ctx := context.Background()
 	far := time.Now().Add(time.Hour)
-	if err := s.acquire(ctx, &a, far); err != nil {
+	if _, err := s.acquire(ctx, &a, far); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -48,7 +48,7 @@ func TestSchedulerTakesTurns(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := s.acquire(ctx, sh, far); err != nil {
+				if _, err := s.acquire(ctx, sh, far); err != nil {
 					t.Errorf("%s: %v", name, err)
 					return
 				}
@@ -75,20 +75,20 @@ func TestSchedulerRefusesOverBudgetAndFullQueue(t *testing.T) {
 	var a, b share
 	ctx := context.Background()
 	far := time.Now().Add(time.Hour)
-	if err := s.acquire(ctx, &a, far); err != nil {
+	if _, err := s.acquire(ctx, &a, far); err != nil {
 		t.Fatal(err)
 	}
 	s.release(&a, 10*time.Second) // far more guest time than A's budget
-	if err := s.acquire(ctx, &a, far); !errors.Is(err, ErrBusy) {
+	if _, err := s.acquire(ctx, &a, far); !errors.Is(err, ErrBusy) {
 		t.Errorf("acquire over budget = %v, want ErrBusy at once", err)
 	}
-	if err := s.acquire(ctx, &b, far); err != nil {
+	if _, err := s.acquire(ctx, &b, far); err != nil {
 		t.Errorf("another project's acquire = %v, want a slot", err)
 	}
 	// B holds its one slot; one call may wait, the next is refused.
-	go func() { _ = s.acquire(ctx, &b, time.Now().Add(time.Hour)) }()
+	go func() { _, _ = s.acquire(ctx, &b, time.Now().Add(time.Hour)) }()
 	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(b.waiting) == 1 })
-	if err := s.acquire(ctx, &b, far); !errors.Is(err, ErrBusy) {
+	if _, err := s.acquire(ctx, &b, far); !errors.Is(err, ErrBusy) {
 		t.Errorf("acquire with a full queue = %v, want ErrBusy", err)
 	}
 	// A caller giving up leaves the queue.
@@ -96,7 +96,7 @@ func TestSchedulerRefusesOverBudgetAndFullQueue(t *testing.T) {
 	s.release(&b, 0) // the waiter gets it
 	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(b.waiting) == 0 })
 	done := make(chan error, 1)
-	go func() { done <- s.acquire(cctx, &b, far) }()
+	go func() { _, err := s.acquire(cctx, &b, far); done <- err }()
 	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(b.waiting) == 1 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -137,7 +137,7 @@ func TestHostilePluginsOnlySlowTheirProject(t *testing.T) {
 	for _, pat := range patterns {
 		t.Run(pat.name, func(t *testing.T) {
 			h := newHost(t, func(o *Options) {
-				o.Slots, o.CPUBudget, o.MemoryBudgetMB = 2, 600*time.Millisecond, 128
+				o.Slots, o.CPUBudget, o.MemoryBudgetMB = 2, 100*time.Millisecond, 128
 				o.BreakerThreshold = 1 << 30 // A keeps calling: the budget, not the breaker, must hold it
 			})
 			reg := pat.reg
@@ -163,8 +163,8 @@ func TestHostilePluginsOnlySlowTheirProject(t *testing.T) {
 			}
 			// B runs until A has been refused for its budget a few times. B
 			// paces itself (a call every 2 ms at most) so that its own guest
-			// time stays well under the budget on a loaded machine: A's four
-			// callers keep its one slot busy, far over it.
+			// CPU time stays far under the budget: A's four callers keep its
+			// one slot busy, far over it.
 			bCalls := 0
 			for aBusy.Load() < 20 || bCalls < 50 {
 				v, err := h.FormsSubmit(context.Background(), "b", "contact", msg("casino chips"))

@@ -195,6 +195,9 @@ func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if err := svc.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
 			join(t, d.Tenancy, svc)
 			e.svc = svc
 			t.Cleanup(svc.Close)

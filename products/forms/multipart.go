@@ -63,34 +63,37 @@ func (s *Spool) Remove() {
 // its size. A part without a name, or a file part for a field that does not take files, is
 // refused before its bytes are read. On error the spooled files are already removed.
 func decodeMultipart(body io.Reader, boundary, dir string, kinds FieldKinds, log *slog.Logger) (*Spool, error) {
-	bad := func(err error) error {
-		if errors.Is(err, errPartHeader) {
-			return err
-		}
-		e := httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
-		e.Err = err
-		return e
-	}
 	if boundary == "" {
-		return nil, bad(errors.New("no boundary"))
+		return nil, bodyErr(errors.New("no boundary"))
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Spool{Values: map[string]any{}, Files: map[string][]FilePart{}, log: log}
 	guard := &headerGuard{r: body, delim: []byte("--" + boundary)}
-	err := s.read(multipart.NewReader(guard, boundary), dir, kinds, bad)
-	if errors.Is(err, errPartHeader) {
-		err = httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "has a part whose headers are longer than 64 KB"})
-	}
-	if err != nil {
+	if err := s.read(multipart.NewReader(guard, boundary), dir, kinds); err != nil {
 		s.Remove()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Spool) read(mr *multipart.Reader, dir string, kinds FieldKinds, bad func(error) error) error {
+// bodyErr is the API error of a failed read of the body: the limit's 413 and the header
+// guard's refusal as they are, anything else a malformed body.
+func bodyErr(err error) error {
+	var he *httpx.Error
+	switch {
+	case errors.As(err, &he):
+		return he
+	case errors.Is(err, errPartHeader):
+		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "has a part whose headers are longer than 64 KB"})
+	}
+	e := httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+	e.Err = err
+	return e
+}
+
+func (s *Spool) read(mr *multipart.Reader, dir string, kinds FieldKinds) error {
 	text := 0
 	for i := 0; ; i++ {
 		part, err := mr.NextPart()
@@ -98,7 +101,7 @@ func (s *Spool) read(mr *multipart.Reader, dir string, kinds FieldKinds, bad fun
 			return nil
 		}
 		if err != nil {
-			return bad(err)
+			return bodyErr(err)
 		}
 		name, filename := part.FormName(), part.FileName()
 		if name == "" {
@@ -144,7 +147,7 @@ func (s *Spool) readText(part *multipart.Part, name string, budget int) (int, er
 	var b strings.Builder
 	n, err := io.Copy(&b, io.LimitReader(part, int64(budget)+1))
 	if err != nil {
-		return 0, httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+		return 0, bodyErr(err)
 	}
 	if n > int64(budget) {
 		return 0, httpx.ErrTooLarge
@@ -168,11 +171,11 @@ func (s *Spool) spool(part *multipart.Part, name, filename, dir string) error {
 	head = head[:hn]
 	if herr != nil && herr != io.EOF && herr != io.ErrUnexpectedEOF {
 		f.Close()
-		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+		return bodyErr(herr)
 	}
 	size := int64(hn)
 	_, err = f.Write(head)
-	if err == nil && hn == len(head) && herr == nil {
+	if err == nil && herr == nil { // a full head: there may be more
 		var n int64
 		n, err = io.Copy(f, io.LimitReader(part, MaxFileBytes+1-size))
 		size += n
@@ -185,7 +188,7 @@ func (s *Spool) spool(part *multipart.Part, name, filename, dir string) error {
 		if errors.As(err, &pe) { // the disk, not the body
 			return fmt.Errorf("forms: spool file: %w", err)
 		}
-		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+		return bodyErr(err)
 	}
 	if size > MaxFileBytes {
 		return httpx.ErrTooLarge

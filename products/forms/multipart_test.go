@@ -106,6 +106,18 @@ func TestLargeMultipartIsSpooled(t *testing.T) {
 	if r := e.Do("POST", "/forms/forms/gallery/submit", body, "X-API-Key", "pk_live_demo_web", "Content-Type", ctype); r.Status != 413 {
 		t.Errorf("a 5 MB + 1 photo = %d %s, want 413", r.Status, r.Body)
 	}
+	// Chunked (no declared length): three 4.9 MB photos pass the 10 MB limit while being read.
+	body, ctype = streamedBody(func(w *multipart.Writer) error {
+		for _, f := range []string{"front", "back", "back"} {
+			if err := filePart(w, f, f+".png", front); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if r := e.Do("POST", "/forms/forms/gallery/submit", body, "X-API-Key", "pk_live_demo_web", "Content-Type", ctype); r.Status != 413 {
+		t.Errorf("a chunked 14.7 MB body = %d %s, want 413", r.Status, r.Body)
+	}
 	left, _ := filepath.Glob(filepath.Join(e.Dir, "spool", "*"))
 	if len(left) != 0 {
 		t.Errorf("spooled parts left after the answers: %v", left)

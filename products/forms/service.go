@@ -46,12 +46,14 @@ type Options struct {
 	Plugins PluginVerifiers
 	// Filter is the forms.submit hook; nil for none.
 	Filter Filter
+	// Events hears each accepted submission inside its transaction (notify.go); nil for none.
+	Events Events
 	// Now is the clock of timestamps and of the rate limiter (time.Now when nil).
 	Now func() time.Time
 	// RatePerMinute is the per-key-per-form submission rate (60 when zero).
 	RatePerMinute int
 	// SpoolDir holds multipart file parts while their submission is validated and stored
-	// (os.TempDir() when empty). New removes the parts a crash left there.
+	// (os.TempDir() when empty). Start removes the parts a crash left there.
 	SpoolDir string
 	// AdminBase is the admin API root ({public_url}/admin/v1) used for file links in the inbox.
 	AdminBase string
@@ -98,8 +100,6 @@ func New(o Options) (*Service, error) {
 	}
 	if o.SpoolDir == "" {
 		o.SpoolDir = os.TempDir()
-	} else {
-		cleanSpool(o.SpoolDir, log)
 	}
 	cache := tenancy.NewCache[*compiled](4096, "form", "captcha", "project")
 	return &Service{
@@ -120,6 +120,16 @@ func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
 // CommitStats reports how many durable commits the store's group committer ran and how many
 // writes they held (every product's, not only submissions).
 func (s *Service) CommitStats() (commits, writes uint64) { return s.o.DB.CommitStats() }
+
+// Start removes the multipart file parts a crash left in Options.SpoolDir (not in the shared
+// os.TempDir()). Call it before the server takes requests: a part being written is not told
+// apart from a stale one.
+func (s *Service) Start(context.Context) error {
+	if s.o.SpoolDir != os.TempDir() {
+		cleanSpool(s.o.SpoolDir, s.log)
+	}
+	return nil
+}
 
 // Close is a no-op kept for the lifecycle: the store's committer drains on the store's Close.
 func (s *Service) Close() {}
@@ -332,7 +342,12 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 		return Receipt{}, fmt.Errorf("forms: encode submission: %w", err)
 	}
 	key := subKey(in.Project, in.Slug, sub.ID)
-	if err := s.o.DB.Update(ctx, func(txn *store.Txn) error { return txn.Set(key, raw) }); err != nil {
+	if err := s.o.DB.Update(ctx, func(txn *store.Txn) error {
+		if err := txn.Set(key, raw); err != nil || s.o.Events == nil {
+			return err
+		}
+		return s.o.Events.SubmissionAccepted(ctx, txn, s.accepted(c, sub))
+	}); err != nil {
 		s.dropFiles(sub.Files)
 		return Receipt{}, fmt.Errorf("forms: store submission: %w", err)
 	}

@@ -73,24 +73,36 @@ func (s *Service) kickTitles() {
 	}
 }
 
-// titleWorker follows the title journal into the index: woken by each write, and every
-// second in case a drain failed (an entry leaves the journal only once the index holds it).
+// titleWorker follows the title journal into the index: woken by each write, and every second
+// in case a drain failed (an entry leaves the journal only once the index holds it). Drains are
+// at least titleEvery apart, so a burst of writes makes one index batch, not one each.
 func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	for {
+	for ticks := 0; ; {
+		full := false
 		select {
 		case <-stop:
 			return
 		case <-s.titleKick:
 		case <-tick.C:
+			ticks++
+			full = ticks%10 == 0
 		}
-		if err := s.drainTitlesErr(context.Background()); err != nil {
+		if err := s.drainJournal(context.Background(), full); err != nil {
 			s.log.Error("records: update title index; retrying", "err", err)
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(titleEvery):
 		}
 	}
 }
+
+// titleEvery is the least time between two drains of the title journal by the worker.
+const titleEvery = 400 * time.Millisecond
 
 // catchUp is Start's work before the worker runs.
 func (s *Service) catchUp(ctx context.Context) error {
@@ -170,14 +182,25 @@ func (s *Service) drainTitles(ctx context.Context) {
 	}
 }
 
-func (s *Service) drainTitlesErr(ctx context.Context) error {
+func (s *Service) drainTitlesErr(ctx context.Context) error { return s.drainJournal(ctx, true) }
+
+// drainJournal moves journal entries into the title index, in chunks: an entry is deleted
+// (through the store's committer, sharing the writers' commits) only once the index holds it.
+// A full drain reads the journal from its start; otherwise it starts after the last entry the
+// previous drain saw, which skips the deleted entries badger keeps until compaction (journal
+// ids grow in commit order: the committer runs writes one after another; full drains, at start
+// and every few seconds, catch anything else).
+func (s *Service) drainJournal(ctx context.Context, full bool) error {
 	s.titleMu.Lock()
 	defer s.titleMu.Unlock()
+	if full || s.journalNext == nil {
+		s.journalNext = journalPrefix()
+	}
 	for {
 		var keys [][]byte
 		b := s.titles.NewBatch()
 		err := s.db.View(ctx, func(txn *store.Txn) error {
-			return txn.Iterate(store.IterOptions{Prefix: journalPrefix()}, func(k, v []byte) (bool, error) {
+			return txn.Iterate(store.IterOptions{Prefix: journalPrefix(), Start: s.journalNext}, func(k, v []byte) (bool, error) {
 				keys = append(keys, bytes.Clone(k))
 				project, coll, id := cutPath(string(v))
 				r, err := getRecord(txn, project, coll, id)
@@ -204,16 +227,18 @@ func (s *Service) drainTitlesErr(ctx context.Context) error {
 		if err := b.Commit(); err != nil {
 			return err
 		}
-		wb := s.db.NewBatch()
-		for _, k := range keys {
-			if err := wb.Delete(k); err != nil {
-				wb.Cancel()
-				return err
+		err = s.db.Update(ctx, func(txn *store.Txn) error {
+			for _, k := range keys {
+				if err := txn.Delete(k); err != nil {
+					return err
+				}
 			}
-		}
-		if err := wb.Flush(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
+		s.journalNext = append(keys[len(keys)-1], 0)
 	}
 }
 

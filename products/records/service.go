@@ -65,8 +65,10 @@ type Service struct {
 	// projReady is set once every compound entry carries its record's projection (Start).
 	projReady atomic.Bool
 	projects  *tenancy.Cache[tenancy.ProjectInfo]
-	// titleMu serialises the writers of the title index (journal drains, rebuilds, drops).
-	titleMu sync.Mutex
+	// titleMu serialises the writers of the title index (journal drains, rebuilds, drops);
+	// journalNext (under it) is where the next partial drain starts (drainJournal).
+	titleMu     sync.Mutex
+	journalNext []byte
 	// titleKick wakes the title worker after a write journaled titles; titleStop and
 	// titleDone stop it (Start starts it, Stop and Close stop it).
 	titleKick chan struct{}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // adminClient talks to a running server's admin API.
@@ -135,6 +137,7 @@ func applyCmd(ctx context.Context, args []string, stdout io.Writer, env []string
 			Op, Kind, Path string
 		} `json:"changes"`
 		Generated []struct{ Org, Project, Name, Value string } `json:"generatedKeys"`
+		Secrets   []tenancy.GeneratedSecret                    `json:"generatedSecrets"`
 	}
 	if err := client().do(ctx, http.MethodPost, "/apply", "application/yaml", bytes.NewReader(raw), &rep); err != nil {
 		var ae *apiError
@@ -152,6 +155,7 @@ func applyCmd(ctx context.Context, args []string, stdout io.Writer, env []string
 	for _, g := range rep.Generated {
 		fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, g.Project, g.Name), g.Value)
 	}
+	printSecrets(stdout, rep.Secrets)
 	return nil
 }
 

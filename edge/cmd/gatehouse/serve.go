@@ -140,6 +140,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		for _, g := range rep.Generated {
 			fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, g.Project, g.Name), g.Value)
 		}
+		printSecrets(stdout, rep.Secrets)
 	}
 
 	srv, err := edge.New(edge.Options{
@@ -154,13 +155,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
-	banner(stdout, cfg, ln.Addr().String(), doc)
-	log.Info("gatehouse listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "version", version)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	if err := app.start(ctx); err != nil {
+	// A signal while the components start stops them gracefully like any other (each Stop
+	// tolerates a component that did not start).
+	if err := app.start(ctx); err != nil && ctx.Err() == nil {
 		return err
 	}
+	// The banner says the gateway is ready: it comes after the components started.
+	banner(stdout, cfg, ln.Addr().String(), doc)
+	log.Info("gatehouse listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "version", version)
 	select {
 	case err := <-errc:
 		return err
@@ -175,6 +179,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	_ = ln.Close() // in case Serve had not registered it yet
 	<-errc
 	return app.stop(sctx)
+}
+
+// printSecrets prints the secrets an apply generated (webhook signing secrets; shown only here).
+func printSecrets(w io.Writer, secrets []tenancy.GeneratedSecret) {
+	for _, g := range secrets {
+		fmt.Fprintf(w, "generated %s secret %s (shown once): %s\n", g.Kind, keyLabel(g.Org, g.Project, g.Name), g.Value)
+	}
 }
 
 func keyLabel(org, project, name string) string {

@@ -2,7 +2,7 @@
 
 // Command burner stays within its limits and keeps succeeding, at a cost:
 // each call touches a 16 MB buffer and runs millions of iterations (config
-// "iterations", default 3,000,000) before it allows the submission.
+// "iterations", default 2,000,000) before it allows the submission.
 package main
 
 import (
@@ -18,9 +18,9 @@ var (
 
 func init() {
 	pdk.OnFormSubmit(func(s pdk.Submission) pdk.Verdict {
-		n, err := strconv.Atoi(pdk.ConfigOr("iterations", "3000000"))
+		n, err := strconv.Atoi(pdk.ConfigOr("iterations", "2000000"))
 		if err != nil {
-			n = 3000000
+			n = 2000000
 		}
 		x := sink
 		for i := 0; i < n; i++ {

@@ -1,0 +1,147 @@
+package store
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// walState is what the syncer remembers of badger's logs. Badger writes each commit to the log
+// of its current memtable (<dir>/NNNNN.mem, memory-mapped; values of 1 MB or more go to the
+// value log, NNNNNN.vlog). The syncer fsyncs those files itself rather than calling badger's
+// DB.Sync, which holds badger's lock while it syncs and so would stop every commit meanwhile
+// (the pipeline would be gone). When a memtable fills, a new log starts; writes made to the
+// old one since the last sync would stay unsynced until badger flushes that memtable to a
+// table (which it syncs). So when the set of logs changed since either of the two previous
+// syncs, syncAll fsyncs every log there is, and the folder; a write committed before a sync
+// began is then durable whichever log holds it.
+type walState struct {
+	mu sync.Mutex
+	// seen is the memtable logs at the previous sync; changed tells whether they differed
+	// from the ones before.
+	seen    []string
+	changed bool
+	// open keeps the logs synced so far open, by name (opening them each time costs more
+	// than the sync of a quiet one).
+	open map[string]*os.File
+}
+
+// syncAll makes every commit that returned before the call durable.
+func (c *committer) syncAll() error {
+	c.wal.mu.Lock()
+	defer c.wal.mu.Unlock()
+	if c.dir == "" {
+		return nil
+	}
+	mems, vlogs, err := logFiles(c.dir)
+	if err != nil {
+		return err
+	}
+	changed := !slices.Equal(mems, c.wal.seen)
+	sync := mems
+	if !changed && !c.wal.changed && len(mems) > 0 {
+		sync = mems[len(mems)-1:]
+	}
+	if len(vlogs) > 0 {
+		sync = append(slices.Clip(sync), vlogs[len(vlogs)-1])
+	}
+	for _, name := range sync {
+		if err := c.wal.fsync(c.dir, name); err != nil {
+			return err
+		}
+	}
+	c.wal.forget(mems, vlogs)
+	if changed || c.wal.changed {
+		if err := fsyncFile(c.dir); err != nil {
+			return err
+		}
+	}
+	c.wal.seen, c.wal.changed = mems, changed
+	return nil
+}
+
+// fsync fsyncs the log name of dir through a kept file; one already gone (a log badger
+// flushed and removed) is fine.
+func (w *walState) fsync(dir, name string) error {
+	f := w.open[name]
+	if f == nil {
+		var err error
+		f, err = os.Open(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if w.open == nil {
+			w.open = map[string]*os.File{}
+		}
+		w.open[name] = f
+	}
+	return f.Sync()
+}
+
+// forget closes the kept files of logs no longer listed.
+func (w *walState) forget(lists ...[]string) {
+	for name, f := range w.open {
+		if !slices.ContainsFunc(lists, func(l []string) bool { return slices.Contains(l, name) }) {
+			_ = f.Close()
+			delete(w.open, name)
+		}
+	}
+}
+
+// close closes the kept files.
+func (w *walState) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.forget()
+}
+
+// logFiles lists badger's memtable logs and value logs in dir, oldest first.
+func logFiles(dir string) (mems, vlogs []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case strings.HasSuffix(name, ".mem"):
+			mems = append(mems, name)
+		case strings.HasSuffix(name, ".vlog"):
+			vlogs = append(vlogs, name)
+		}
+	}
+	byID := func(a, b string) int { return fileID(a) - fileID(b) }
+	slices.SortFunc(mems, byID)
+	slices.SortFunc(vlogs, byID)
+	return mems, vlogs, nil
+}
+
+// fileID is the number a badger log is named by.
+func fileID(name string) int {
+	n, _ := strconv.Atoi(strings.TrimSuffix(name, filepath.Ext(name)))
+	return n
+}
+
+// fsyncFile fsyncs a file or folder; one already gone (a log badger flushed and removed) is
+// fine.
+func fsyncFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	serr := f.Sync()
+	if cerr := f.Close(); serr == nil {
+		serr = cerr
+	}
+	return serr
+}
