@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -64,6 +66,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env []str
 	default:
 		fmt.Fprintf(stderr, "gatehouse: unknown command %q\n\n%s", args[0], usage)
 		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0 // --help printed the command's usage
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse:", err)
