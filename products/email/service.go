@@ -448,7 +448,9 @@ func (s *Service) Get(ctx context.Context, id string) (*Message, error) {
 type ListQuery struct {
 	Status Status
 	Tag    string
-	Limit  int
+	// Org limits the list to one org's messages when not empty.
+	Org   string
+	Limit int
 	// After is the store id of the last message of the previous page.
 	After string
 }
@@ -487,7 +489,7 @@ func (s *Service) List(ctx context.Context, q ListQuery) ([]*Message, string, er
 			if err != nil {
 				return false, err
 			}
-			if q.Status != "" && m.Status != q.Status {
+			if (q.Status != "" && m.Status != q.Status) || (q.Org != "" && m.Org != q.Org) {
 				return true, nil
 			}
 			out = append(out, m)

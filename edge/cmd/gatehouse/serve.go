@@ -152,9 +152,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		printSecrets(stdout, rep.Secrets)
 	}
 
+	access := newAdminAccess(cfg, db, ten)
 	srv, err := edge.New(edge.Options{
 		Config: cfg, Logger: log, Registry: reg,
-		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten)}, app.admin...),
+		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts}, app.admin...),
+		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten),
 		Ready: app.ready,
 	})
 	if err != nil {
