@@ -1,12 +1,13 @@
 package edge
 
 import (
-	"crypto/subtle"
+	"context"
 	"io"
 	"log/slog"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -46,8 +47,16 @@ type Options struct {
 	Products []Product
 	// Admin mounts the foundation's own admin routes (apply, keys).
 	Admin []AdminProduct
+	// Sessions resolves dashboard sessions (gh_session cookie); nil: the admin token only.
+	Sessions AdminSessions
+	// ProjectOrg names a project's org, for the org scoping of admin routes (adminauth.go).
+	ProjectOrg func(ctx context.Context, project string) (string, error)
 	// Ready reports whether storage and indexes are ready; nil error means ready.
 	Ready func() error
+	// PoisonRequestMemory (tests only) overwrites the request memory fiber lends to handlers
+	// once each request is answered, so a handler that keeps any of it fails its tests
+	// (poison.go). Never set in production.
+	PoisonRequestMemory bool
 }
 
 // Server is the gateway's HTTP server.
@@ -58,7 +67,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	ln       *connListener // set by Serve
-	stopping bool          // set by Shutdown
+	stopping atomic.Bool   // set by Shutdown (under mu)
 }
 
 // New builds the fiber app with the middleware order: request id, access log (which renders
@@ -103,6 +112,9 @@ func New(o Options) (*Server, error) {
 	s := &Server{app: app, log: log, metrics: newHTTPMetrics(reg)}
 	app.Server().Handler = s.closeWhileStopping(app.Server().Handler)
 	app.Server().ConnState = connState
+	if o.PoisonRequestMemory {
+		app.Use(poisonRequestMemory)
+	}
 	app.Use(httpx.RequestID())
 	app.Use(httpx.AccessLog(log, s.metrics.observe))
 	app.Use(httpx.Recover(log))
@@ -121,7 +133,7 @@ func New(o Options) (*Server, error) {
 	})
 	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 
-	admin := app.Group(base+"/admin/v1", adminAuth(cfg.AdminToken))
+	admin := scopedRouter{Router: app.Group(base+"/admin/v1", adminAuth(cfg.AdminToken, o.Sessions, base+"/admin/v1/session")), projectOrg: o.ProjectOrg}
 	for _, a := range o.Admin {
 		a.MountAdmin(admin)
 	}
@@ -229,23 +241,6 @@ var ErrContentEncoding = httpx.New(415, "UNSUPPORTED_CONTENT_ENCODING", "request
 
 // ErrAdminToken is a missing or wrong admin token.
 var ErrAdminToken = httpx.New(401, "", "a valid admin token is required", nil)
-
-// adminAuth guards /admin/v1 with the bearer admin token; with no token configured the admin
-// API does not exist (404).
-func adminAuth(token string) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if token == "" {
-			return httpx.ErrNotFound
-		}
-		h := c.Get(fiber.HeaderAuthorization)
-		got, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="gatehouse-admin"`)
-			return ErrAdminToken
-		}
-		return c.Next()
-	}
-}
 
 // hostRouting sends requests whose Host is the configured asset or embed host to the /cdn or
 // /embed mount, so both the own-host and the path-prefix forms work.

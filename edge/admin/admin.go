@@ -1,7 +1,8 @@
 // Package admin is the admin API under /admin/v1 that the foundation owns: applying tenants
 // documents and creating, listing and revoking keys. Products add their own dashboard routes
-// beside these (email: suppression lists; plugins: module uploads); every route needs the admin
-// token.
+// beside these (email: suppression lists; plugins: module uploads). Every route takes the admin
+// token (the operator) or a dashboard session (accounts.go); a member's session reaches only its
+// own org.
 package admin
 
 import (
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -23,7 +25,7 @@ func New(t *tenancy.Service) *API { return &API{t: t} }
 
 // MountAdmin registers the routes under /admin/v1 (the token check is the server's).
 func (a *API) MountAdmin(r fiber.Router) {
-	r.Post("/apply", httpx.BodyLimit(tenancy.MaxDocumentBytes), a.apply)
+	r.Post("/apply", auth.OperatorOnly, httpx.BodyLimit(tenancy.MaxDocumentBytes), a.apply)
 	r.Post("/keys", a.createKey)
 	r.Get("/orgs/:org/keys", a.listKeys)
 	r.Delete("/orgs/:org/keys/:name", a.revokeKey)
@@ -95,6 +97,9 @@ type keyRequest struct {
 func (a *API) createKey(c *fiber.Ctx) error {
 	var req keyRequest
 	if err := httpx.DecodeJSON(c, &req, httpx.CodeValidationFailed); err != nil {
+		return err
+	}
+	if err := auth.RequireOrg(c, req.Org); err != nil {
 		return err
 	}
 	g, err := a.t.CreateKey(c.UserContext(), tenancy.KeyRequest{Org: req.Org, Project: req.Project, Name: req.Name, Kind: req.Kind, Products: req.Products})

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"reflect"
@@ -19,8 +20,10 @@ import (
 
 // Config is the whole server configuration. Field tags name the YAML keys.
 type Config struct {
-	Listen         string   `json:"listen"`
-	Data           string   `json:"data"`
+	Listen string `json:"listen"`
+	Data   string `json:"data"`
+	// PublicURL is where clients reach the gateway; empty means derived from the address the
+	// server listens on (ResolvePublicURL).
 	PublicURL      string   `json:"public_url"`
 	AssetHost      string   `json:"asset_host"`
 	EmbedHost      string   `json:"embed_host"`
@@ -40,6 +43,16 @@ type Config struct {
 	Captcha         Captcha  `json:"captcha"`
 	Plugins         Plugins  `json:"plugins"`
 	Egress          Egress   `json:"egress"`
+	Webhooks        Webhooks `json:"webhooks"`
+}
+
+// Webhooks tunes the webhook delivery worker (edge/webhooks).
+type Webhooks struct {
+	// PollInterval is how often the delivery queue is scanned when no event woke the worker.
+	PollInterval Duration `json:"poll_interval"`
+	// BaseBackoff is the wait after a first failed attempt, doubled after each next one (with
+	// jitter, capped at an hour) for 24 hours.
+	BaseBackoff Duration `json:"base_backoff"`
 }
 
 // Egress is the outbound-connection policy (edge/egress) of webhooks, SMTP and captcha calls.
@@ -131,7 +144,6 @@ func Default() Config {
 	return Config{
 		Listen:          ":8787",
 		Data:            "./data",
-		PublicURL:       "http://localhost:8787",
 		LogLevel:        "info",
 		LogFormat:       "text",
 		ShutdownTimeout: Duration(15 * time.Second),
@@ -143,9 +155,10 @@ func Default() Config {
 			HCaptcha:  Provider{VerifyURL: "https://api.hcaptcha.com/siteverify"},
 			ReCaptcha: Provider{VerifyURL: "https://www.google.com/recaptcha/api/siteverify"},
 		},
-		Forms:   Forms{RatePerMinute: 60},
-		Plugins: Plugins{PoolSize: 4, MemoryBudgetMB: 256, CPUBudgetMs: 500},
-		Egress:  Egress{Timeout: Duration(15 * time.Second), MaxResponseKB: 1024},
+		Forms:    Forms{RatePerMinute: 60},
+		Plugins:  Plugins{PoolSize: 4, MemoryBudgetMB: 256, CPUBudgetMs: 500},
+		Egress:   Egress{Timeout: Duration(15 * time.Second), MaxResponseKB: 1024},
+		Webhooks: Webhooks{PollInterval: Duration(time.Second), BaseBackoff: Duration(30 * time.Second)},
 	}
 }
 
@@ -276,9 +289,11 @@ func setValue(f reflect.Value, s string) error {
 // Validate checks the loaded configuration once, before anything starts.
 func (c *Config) Validate() error {
 	var errs []error
-	u, err := url.Parse(c.PublicURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("public_url %q must be an absolute http(s) URL", c.PublicURL))
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("public_url %q must be an absolute http(s) URL", c.PublicURL))
+		}
 	}
 	for _, h := range []struct{ name, v string }{{"asset_host", c.AssetHost}, {"embed_host", c.EmbedHost}} {
 		if h.v == "" {
@@ -320,6 +335,23 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("data must name a folder"))
 	}
 	return errors.Join(errs...)
+}
+
+// ResolvePublicURL sets an empty public_url from the address the server listens on (addr,
+// with the real port when the configured one was 0): http://localhost:8787 for ":8787" or
+// "0.0.0.0:8787", http://127.0.0.1:9000 for "127.0.0.1:9000".
+func (c *Config) ResolvePublicURL(addr string) {
+	if c.PublicURL != "" {
+		return
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = "localhost", addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	c.PublicURL = "http://" + net.JoinHostPort(host, port)
 }
 
 // BaseURL returns {public_url}/<segment> without a trailing slash.

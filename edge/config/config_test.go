@@ -105,3 +105,26 @@ func TestLoadFileProblemsHaveLines(t *testing.T) {
 		}
 	}
 }
+
+func TestResolvePublicURL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ set, addr, want string }{
+		{"", "[::]:8787", "http://localhost:8787"},
+		{"", "0.0.0.0:9000", "http://localhost:9000"},
+		{"", ":9000", "http://localhost:9000"},
+		{"", "127.0.0.1:41891", "http://127.0.0.1:41891"},
+		{"", "[::1]:9000", "http://[::1]:9000"},
+		{"", "gw.internal:80", "http://gw.internal:80"},
+		{"https://api.example.com", "[::]:8787", "https://api.example.com"},
+	} {
+		c := Default()
+		c.PublicURL = tc.set
+		c.ResolvePublicURL(tc.addr)
+		if c.PublicURL != tc.want || c.BaseURL("files") != tc.want+"/files" {
+			t.Errorf("ResolvePublicURL(%q) with public_url %q = %q, want %q", tc.addr, tc.set, c.PublicURL, tc.want)
+		}
+	}
+	if c := Default(); c.Validate() != nil {
+		t.Errorf("the default config (public_url empty) is invalid: %v", c.Validate())
+	}
+}

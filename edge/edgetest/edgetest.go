@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/accounts"
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
@@ -37,6 +38,8 @@ type Deps struct {
 	Tenancy  *tenancy.Service
 	Auth     *auth.Authenticator
 	Registry *prometheus.Registry
+	// Accounts holds the dashboard's users and sessions (session.go signs in with them).
+	Accounts *accounts.Service
 	// Dir is the harness's data folder.
 	Dir string
 }
@@ -53,6 +56,9 @@ type Options struct {
 	Dir string
 	// Now is the tenancy clock.
 	Now func() time.Time
+	// KeepRequestMemory turns off the poisoning of request memory after each request
+	// (edge.Options.PoisonRequestMemory), to show what a test catches with it on.
+	KeepRequestMemory bool
 }
 
 // Harness is a running gateway.
@@ -107,7 +113,13 @@ func New(t testing.TB, o Options) *Harness {
 	if o.Tenants != "" {
 		h.Apply(o.Tenants)
 	}
-	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: reg, Products: products, Admin: []edge.AdminProduct{admin.New(ten)}})
+	h.Accounts = accounts.New(db, accounts.Options{Now: o.Now})
+	acc := admin.NewAccounts(h.Accounts, ten, admin.SecureCookie(cfg.PublicURL), "/")
+	// Every harness poisons the request memory fiber lends to handlers after each request: a
+	// handler that keeps a string of a request fails its product's tests at once.
+	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: reg, Products: products,
+		Admin: []edge.AdminProduct{admin.New(ten), acc}, Sessions: acc, ProjectOrg: projectOrg(ten),
+		PoisonRequestMemory: !o.KeepRequestMemory})
 	if err != nil {
 		t.Fatal(err)
 	}

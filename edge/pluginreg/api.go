@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -24,6 +25,14 @@ func (r *Registry) uploadModule(c *fiber.Ctx) error {
 	project, name := utils.CopyString(c.Query("project")), utils.CopyString(c.Query("name"))
 	if project == "" || name == "" {
 		return httpx.Validation(httpx.FieldProblem{Field: "project,name", Problem: "both query parameters are required"})
+	}
+	// A member's session may upload only to a project of its own org; any other project (of
+	// another org, or none) is an operator's act: 403 FORBIDDEN (decisions.md 8.2).
+	if adm := auth.AdminOf(c); adm == nil || !adm.Operator {
+		p, err := r.ten.Project(c.UserContext(), project)
+		if err != nil || !adm.SeesOrg(p.Org) {
+			return auth.ErrOperatorOnly
+		}
 	}
 	module := bytes.Clone(c.Body())
 	if err := r.PutModule(c.UserContext(), project, name, module); err != nil {

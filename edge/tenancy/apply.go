@@ -30,6 +30,17 @@ type Report struct {
 	Unchanged int            `json:"unchanged"`
 	Changes   []Change       `json:"changes"`
 	Generated []GeneratedKey `json:"generatedKeys,omitempty"`
+	// Secrets are other secrets the apply generated (webhook signing secrets): shown once.
+	Secrets []GeneratedSecret `json:"generatedSecrets,omitempty"`
+}
+
+// GeneratedSecret is a secret a section generated for an entity the document left without one.
+type GeneratedSecret struct {
+	Org     string `json:"org,omitempty"`
+	Project string `json:"project,omitempty"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Value   string `json:"value"`
 }
 
 // ErrKeyTaken reports a key value that another key (of another name or org) already has.

@@ -204,6 +204,12 @@ func (w *Writer) Delete(k []byte, kind, name string) error {
 	return nil
 }
 
+// ShowOnce puts a secret the section generated for the entity of kind named name (in the
+// writer's scope) in the apply's report, the one place it is shown.
+func (w *Writer) ShowOnce(kind, name, value string) {
+	w.a.report.Secrets = append(w.a.report.Secrets, GeneratedSecret{Org: w.Org, Project: w.Project, Kind: kind, Name: name, Value: value})
+}
+
 // Touch marks k as mentioned by the document, so prune keeps it.
 func (w *Writer) Touch(k []byte) { w.a.touched[string(k)] = true }
 

@@ -126,6 +126,9 @@ func (a *API) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if !auth.AdminOf(c).SeesOrg(m.Org) {
+		return ErrMessageNotFound // another org's message: as if there were none
+	}
 	return c.JSON(m)
 }
 
@@ -139,7 +142,10 @@ func (a *API) list(c *fiber.Ctx) error {
 		return invalid("status", "must be one of queued, sent, delivered, bounced, spam, suppressed, failed")
 	}
 	q.Status = Status(utils.CopyString(string(q.Status)))
-	scope := "email/messages\x00" + string(q.Status) + "\x00" + q.Tag
+	if adm := auth.AdminOf(c); adm == nil || !adm.Operator {
+		q.Org = adm.OrgOrNone() // a member lists only its own org's messages
+	}
+	scope := "email/messages\x00" + string(q.Status) + "\x00" + q.Tag + "\x00" + q.Org
 	if cur := c.Query("cursor"); cur != "" {
 		p, err := a.cursors.Decode(scope, cur)
 		if err != nil {
@@ -162,6 +168,12 @@ func (a *API) event(c *fiber.Ctx) error {
 	var ev Event
 	if err := httpx.DecodeJSON(c, &ev, httpx.CodeValidationFailed); err != nil {
 		return err
+	}
+	if adm := auth.AdminOf(c); adm == nil || !adm.Operator {
+		// A member may report events only for its own org's messages.
+		if m, err := a.svc.Get(c.UserContext(), ev.MessageID); err == nil && !adm.SeesOrg(m.Org) {
+			return ErrMessageNotFound
+		}
 	}
 	m, err := a.svc.ApplyEvent(c.UserContext(), ev)
 	if err != nil {

@@ -74,6 +74,8 @@ type Options struct {
 	Hook SendHook
 	// Metrics records sends and delivery outcomes (nil: none).
 	Metrics *Metrics
+	// Events hears every status move inside its transaction (events.go); nil for none.
+	Events Events
 }
 
 // Service holds the product's rules: validating and queuing sends, reading messages and
@@ -86,6 +88,7 @@ type Service struct {
 	from    Address
 	hook    SendHook
 	metrics *Metrics
+	events  Events
 
 	wake chan struct{}
 	// closeMu guards closed: senders hold it shared while they write a send.
@@ -104,7 +107,7 @@ func NewService(o Options) (*Service, error) {
 	if o.DB == nil || o.Tenants == nil {
 		return nil, errors.New("email: NewService needs a DB and Tenants")
 	}
-	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, metrics: o.Metrics,
+	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, metrics: o.Metrics, events: o.Events,
 		wake: make(chan struct{}, 1)}
 	s.projects = tenancy.NewCache[found[project]](4096, "project", "sender")
 	s.templates = tenancy.NewCache[found[Template]](4096, "template")
@@ -445,7 +448,9 @@ func (s *Service) Get(ctx context.Context, id string) (*Message, error) {
 type ListQuery struct {
 	Status Status
 	Tag    string
-	Limit  int
+	// Org limits the list to one org's messages when not empty.
+	Org   string
+	Limit int
 	// After is the store id of the last message of the previous page.
 	After string
 }
@@ -484,7 +489,7 @@ func (s *Service) List(ctx context.Context, q ListQuery) ([]*Message, string, er
 			if err != nil {
 				return false, err
 			}
-			if q.Status != "" && m.Status != q.Status {
+			if (q.Status != "" && m.Status != q.Status) || (q.Org != "" && m.Org != q.Org) {
 				return true, nil
 			}
 			out = append(out, m)
@@ -533,7 +538,7 @@ func (s *Service) ApplyEvent(ctx context.Context, ev Event) (*Message, error) {
 			return err
 		}
 		m.Due = 0
-		return save(txn, m, prev, prevDue)
+		return s.persist(ctx, txn, m, prev, prevDue)
 	})
 	if err != nil {
 		return nil, err

@@ -455,7 +455,7 @@ func (w *Worker) apply(txn *store.Txn, c *claimed, out Outcome, suppressed bool)
 }
 
 func (w *Worker) saveDone(txn *store.Txn, m *Message, prev Status, prevDue int64, u string) error {
-	if err := save(txn, m, prev, prevDue); err != nil {
+	if err := w.s.persist(context.Background(), txn, m, prev, prevDue); err != nil {
 		return err
 	}
 	return txn.Delete(leaseKey(u))

@@ -65,25 +65,6 @@ func (a *API) Mount(r fiber.Router) {
 	})
 }
 
-// MountAdmin adds the dashboard's asset reads (pending and private assets included):
-// GET /admin/v1/assets?org=&project=&limit=&cursor=&mimeCategory= and GET /admin/v1/assets/:id.
-func (a *API) MountAdmin(r fiber.Router) {
-	r.Get("/assets", func(c *fiber.Ctx) error {
-		sc := Scope{Org: utils.CopyString(c.Query("org")), Project: utils.CopyString(c.Query("project"))}
-		if sc.Org == "" {
-			return httpx.Validation(httpx.FieldProblem{Field: "org", Problem: "is required"})
-		}
-		return a.listScope(c, sc, true)
-	})
-	r.Get("/assets/:id", func(c *fiber.Ctx) error {
-		asset, err := a.svc.GetAny(c.UserContext(), utils.CopyString(c.Params("id")))
-		if err != nil {
-			return err
-		}
-		return c.JSON(asset)
-	})
-}
-
 func scopeOf(c *fiber.Ctx) Scope {
 	k := auth.KeyOf(c)
 	return Scope{Org: k.Org, Project: k.Project}

@@ -36,6 +36,8 @@ type Options struct {
 	Log *slog.Logger
 	// Registry receives the product's metrics; nil keeps them unregistered.
 	Registry prometheus.Registerer
+	// Events hears each completion inside its transaction (events.go); nil for none.
+	Events Events
 }
 
 // Service holds the rules of the File-asset product.
@@ -200,7 +202,10 @@ func (s *Service) Complete(ctx context.Context, sc Scope, r CompleteRequest) (*A
 			return err
 		}
 		out = a
-		return putAsset(txn, a)
+		if err := putAsset(txn, a); err != nil || s.o.Events == nil {
+			return err
+		}
+		return s.o.Events.AssetCompleted(ctx, txn, a.Project, a.View(s.o.AssetBase))
 	})
 	return out, err
 }

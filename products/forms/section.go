@@ -21,6 +21,9 @@ type Form struct {
 	Captcha    FormCaptcha    `json:"captcha"`
 	Fields     []FormField    `json:"fields"`
 	Settings   map[string]any `json:"settings,omitempty"`
+	// Notify and AutoReply send email for each accepted submission (notify.go).
+	Notify    *Notify    `json:"notify,omitempty"`
+	AutoReply *AutoReply `json:"autoReply,omitempty"`
 }
 
 // FormCaptcha is `captcha: true|false` or `captcha: {plugin: name}` in the document.
@@ -150,6 +153,7 @@ func (formsSection) Check(c *tenancy.Check, raw json.RawMessage) {
 		if len(f.Fields) == 0 {
 			c.Add(fp+".fields", "a form needs at least one field")
 		}
+		checkMail(c, fp, f)
 		names := map[string]string{}
 		for j, fd := range f.Fields {
 			path := fmt.Sprintf("%s.fields[%d]", fp, j)

@@ -46,6 +46,8 @@ type Options struct {
 	Plugins PluginVerifiers
 	// Filter is the forms.submit hook; nil for none.
 	Filter Filter
+	// Events hears each accepted submission inside its transaction (notify.go); nil for none.
+	Events Events
 	// Now is the clock of timestamps and of the rate limiter (time.Now when nil).
 	Now func() time.Time
 	// RatePerMinute is the per-key-per-form submission rate (60 when zero).
@@ -340,7 +342,12 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 		return Receipt{}, fmt.Errorf("forms: encode submission: %w", err)
 	}
 	key := subKey(in.Project, in.Slug, sub.ID)
-	if err := s.o.DB.Update(ctx, func(txn *store.Txn) error { return txn.Set(key, raw) }); err != nil {
+	if err := s.o.DB.Update(ctx, func(txn *store.Txn) error {
+		if err := txn.Set(key, raw); err != nil || s.o.Events == nil {
+			return err
+		}
+		return s.o.Events.SubmissionAccepted(ctx, txn, s.accepted(c, sub))
+	}); err != nil {
 		s.dropFiles(sub.Files)
 		return Receipt{}, fmt.Errorf("forms: store submission: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -69,7 +70,7 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 			defer func() { keys = w.keys }()
 			for i, rec := range chunk {
 				if !explicit[i] {
-					old, err := getRecord(txn, project, coll, rec.id)
+					old, err := w.get(project, coll, rec.id)
 					if err != nil {
 						return err
 					}
@@ -109,9 +110,16 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 		if len(b) == 0 {
 			continue
 		}
+		// Each line is read as strictly as a JSON body (no duplicate keys, valid UTF-8), and a
+		// problem is named without encoding/json's Go type names.
 		var in WriteRecord
+		if err := httpx.CheckJSON(b); err != nil {
+			fail(line, "not valid JSON: "+err.Error())
+			continue
+		}
 		if err := json.Unmarshal(b, &in); err != nil {
-			fail(line, "not a JSON object: "+err.Error())
+			p := httpx.DecodeError(err).Details[0]
+			fail(line, p.Field+": "+p.Problem)
 			continue
 		}
 		rec, probs := s.validate(sch, in)

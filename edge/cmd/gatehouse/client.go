@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // adminClient talks to a running server's admin API.
@@ -22,10 +24,19 @@ type adminClient struct {
 
 // clientFlags adds --server and --token to fs, defaulting from the environment.
 func clientFlags(fs *flag.FlagSet, env []string) func() *adminClient {
-	server := fs.String("server", envOr(env, "GATEHOUSE_SERVER", "http://localhost:8787"), "server base URL")
-	token := fs.String("token", envOr(env, "GATEHOUSE_ADMIN_TOKEN", ""), "admin token")
+	// The environment is read after parsing, not shown as a default: --help must not print
+	// the admin token.
+	server := fs.String("server", "", "server base URL (default $GATEHOUSE_SERVER or http://localhost:8787)")
+	token := fs.String("token", "", "admin token (default $GATEHOUSE_ADMIN_TOKEN)")
 	return func() *adminClient {
-		return &adminClient{server: strings.TrimRight(*server, "/"), token: *token, http: &http.Client{Timeout: 10 * time.Minute}}
+		s, tok := *server, *token
+		if s == "" {
+			s = envOr(env, "GATEHOUSE_SERVER", "http://localhost:8787")
+		}
+		if tok == "" {
+			tok = envOr(env, "GATEHOUSE_ADMIN_TOKEN", "")
+		}
+		return &adminClient{server: strings.TrimRight(s, "/"), token: tok, http: &http.Client{Timeout: 10 * time.Minute}}
 	}
 }
 
@@ -109,6 +120,7 @@ func applyCmd(ctx context.Context, args []string, stdout io.Writer, env []string
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	file := fs.String("f", "", "tenants document (YAML or JSON), - for stdin")
 	client := clientFlags(fs, env)
+	setUsage(fs, stdout, "  gatehouse apply -f FILE [--server URL] [--token T]\n\nApplies a tenants document to a running server through its admin API.", clientEnv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -135,6 +147,7 @@ func applyCmd(ctx context.Context, args []string, stdout io.Writer, env []string
 			Op, Kind, Path string
 		} `json:"changes"`
 		Generated []struct{ Org, Project, Name, Value string } `json:"generatedKeys"`
+		Secrets   []tenancy.GeneratedSecret                    `json:"generatedSecrets"`
 	}
 	if err := client().do(ctx, http.MethodPost, "/apply", "application/yaml", bytes.NewReader(raw), &rep); err != nil {
 		var ae *apiError
@@ -152,27 +165,38 @@ func applyCmd(ctx context.Context, args []string, stdout io.Writer, env []string
 	for _, g := range rep.Generated {
 		fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, g.Project, g.Name), g.Value)
 	}
+	printSecrets(stdout, rep.Secrets)
 	return nil
 }
 
 func keysCmd(ctx context.Context, args []string, stdout io.Writer, env []string) error {
-	if len(args) == 0 || (args[0] != "create" && args[0] != "revoke") {
-		return fmt.Errorf("usage: gatehouse keys create|revoke ...")
+	sub := ""
+	if len(args) > 0 {
+		sub = args[0]
 	}
-	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
+	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
 	org := fs.String("org", "", "organization slug")
 	project := fs.String("project", "", "project id (empty for an org-only key)")
-	name := fs.String("name", "", "key name (generated when empty)")
+	name := fs.String("name", "", "key name (generated when empty; required to revoke)")
 	products := fs.String("products", "", "comma-separated products: email,files,forms,membership,records")
 	kind := fs.String("kind", "", "publishable, secret or test")
 	client := clientFlags(fs, env)
+	setUsage(fs, stdout, keysSynopsis, clientEnv)
+	switch sub {
+	case "create", "revoke":
+	case "-h", "--help", "-help", "help":
+		fs.Usage()
+		return flag.ErrHelp
+	default:
+		return fmt.Errorf("usage: gatehouse keys create|revoke ... (see gatehouse keys --help)")
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if *org == "" {
 		return fmt.Errorf("--org is required")
 	}
-	if args[0] == "revoke" {
+	if sub == "revoke" {
 		if *name == "" {
 			return fmt.Errorf("--name is required")
 		}
@@ -203,7 +227,16 @@ func keysCmd(ctx context.Context, args []string, stdout io.Writer, env []string)
 }
 
 func recordsCmd(ctx context.Context, args []string, stdout io.Writer, env []string) error {
+	fs := flag.NewFlagSet("records import", flag.ContinueOnError)
+	project := fs.String("project", "", "project id")
+	collection := fs.String("collection", "", "collection name")
+	client := clientFlags(fs, env)
+	setUsage(fs, stdout, "  gatehouse records import FILE --project P --collection C [--server URL] [--token T]\n\nImports NDJSON records (one a line); exits 1 when a line was not imported.", clientEnv)
 	if len(args) == 0 || args[0] != "import" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			fs.Usage()
+			return flag.ErrHelp
+		}
 		return fmt.Errorf("usage: gatehouse records import FILE --project P --collection C")
 	}
 	args = args[1:]
@@ -211,10 +244,6 @@ func recordsCmd(ctx context.Context, args []string, stdout io.Writer, env []stri
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		file, args = args[0], args[1:]
 	}
-	fs := flag.NewFlagSet("records import", flag.ContinueOnError)
-	project := fs.String("project", "", "project id")
-	collection := fs.String("collection", "", "collection name")
-	client := clientFlags(fs, env)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -229,11 +258,24 @@ func recordsCmd(ctx context.Context, args []string, stdout io.Writer, env []stri
 		return err
 	}
 	defer f.Close()
-	var out map[string]any
+	var out json.RawMessage
 	path := "/projects/" + *project + "/collections/" + *collection + "/records:import"
 	if err := client().do(ctx, http.MethodPost, path, "application/x-ndjson", f, &out); err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
-	return enc.Encode(out)
+	if _, err := fmt.Fprintf(stdout, "%s\n", out); err != nil {
+		return err
+	}
+	// The report is printed either way; a line that was not imported is a failure of the
+	// command (scripts and CI see it in the exit status).
+	var rep struct {
+		Failed int `json:"failed"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return fmt.Errorf("records import: unreadable report: %w", err)
+	}
+	if rep.Failed > 0 {
+		return fmt.Errorf("records import: %d line(s) of %s not imported (see errors in the report)", rep.Failed, file)
+	}
+	return nil
 }

@@ -1,10 +1,12 @@
-// Command gatehouse is the single binary of the gateway: `serve` runs it; `apply`, `keys` and
-// `records` drive a running server through its admin API; `plugins` starts and tries a plugin
+// Command gatehouse is the single binary of the gateway: `serve` runs it; `apply`, `keys`,
+// `users` and `records` drive a running server through its admin API; `plugins` starts and tries a plugin
 // locally; `version` prints the build.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +31,7 @@ Usage:
   gatehouse apply -f FILE [--server URL] [--token T]
   gatehouse keys create --org O [--project P] --products a,b --kind publishable|secret|test [--name N] [--server URL] [--token T]
   gatehouse keys revoke --org O [--project P] --name N [--server URL] [--token T]
+  gatehouse users create --email E [--org O --role owner|member | --operator] [--server URL] [--token T | --data DIR] < password
   gatehouse records import FILE --project P --collection C [--server URL] [--token T]
   gatehouse plugins init DIR [--hook HOOK] [--module PATH]
   gatehouse plugins run MODULE --hook HOOK --input FILE [--config k=v]... [--allow-host H]... [--memory-mb N] [--timeout-ms N]
@@ -53,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env []str
 		err = keysCmd(ctx, args[1:], stdout, env)
 	case "records":
 		err = recordsCmd(ctx, args[1:], stdout, env)
+	case "users":
+		err = usersCmd(ctx, args[1:], os.Stdin, stdout, env)
 	case "plugins":
 		err = pluginsCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
@@ -64,6 +69,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env []str
 	default:
 		fmt.Fprintf(stderr, "gatehouse: unknown command %q\n\n%s", args[0], usage)
 		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0 // --help printed the command's usage
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse:", err)

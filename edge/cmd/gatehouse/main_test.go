@@ -31,6 +31,8 @@ type proc struct {
 	url    string
 	stderr *bytes.Buffer
 	done   chan error
+	// stdout holds what the process printed up to the banner's end (generated keys, banner).
+	stdout []string
 }
 
 func startProc(t *testing.T, args ...string) *proc {
@@ -38,10 +40,17 @@ func startProc(t *testing.T, args ...string) *proc {
 	return startProcEnv(t, nil, args...)
 }
 
-// startProcEnv is startProc with extra environment entries (they win over the defaults).
+// startProcEnv is startProc with extra environment entries (they win over the defaults); with
+// GATEHOUSE_LISTEN among them, no --listen flag is given.
 func startProcEnv(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	listen := []string{"--listen", "127.0.0.1:0"}
+	for _, e := range env {
+		if strings.HasPrefix(e, "GATEHOUSE_LISTEN=") {
+			listen = nil
+		}
+	}
+	cmd := exec.Command(os.Args[0], append(append([]string{"serve"}, listen...), args...)...)
 	cmd.Env = append(append(os.Environ(), "GATEHOUSE_TEST_AS_MAIN=1", "GATEHOUSE_ADMIN_TOKEN=restart-token", "GATEHOUSE_LOG_LEVEL=info"), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -56,11 +65,19 @@ func startProcEnv(t *testing.T, env []string, args ...string) *proc {
 	deadline := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
 	defer deadline.Stop()
 	for sc.Scan() {
+		p.stdout = append(p.stdout, sc.Text())
 		if addr, ok := strings.CutPrefix(sc.Text(), "Gatehouse "); ok {
 			if _, a, ok := strings.Cut(addr, "listening on "); ok {
 				p.url = "http://" + a
 				break
 			}
+		}
+	}
+	// The rest of the banner (one write) ends with the admin line when a token is set.
+	for p.url != "" && sc.Scan() {
+		p.stdout = append(p.stdout, sc.Text())
+		if strings.HasPrefix(sc.Text(), "Admin API") {
+			break
 		}
 	}
 	if p.url == "" {

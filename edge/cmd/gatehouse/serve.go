@@ -27,13 +27,14 @@ import (
 )
 
 // loadConfig builds the configuration: defaults, the config file, GATEHOUSE_* variables, flags.
-func loadConfig(args []string, env []string, stderr io.Writer) (config.Config, string, error) {
+func loadConfig(args []string, env []string, stdout, stderr io.Writer) (config.Config, string, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgFile := fs.String("config", "", "config file (default configs/gatehouse.yaml when present)")
-	data := fs.String("data", "", "data folder (default ./data)")
-	listen := fs.String("listen", "", "listen address (default :8787)")
+	data := fs.String("data", "", "data folder (default ./data; GATEHOUSE_DATA)")
+	listen := fs.String("listen", "", "listen address (default :8787; GATEHOUSE_LISTEN)")
 	tenants := fs.String("tenants", "", "tenants document (YAML or JSON) applied at start")
+	setUsage(fs, stdout, serveSynopsis, serveEnv())
 	if err := fs.Parse(args); err != nil {
 		return config.Config{}, "", err
 	}
@@ -73,11 +74,19 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 
 // serve runs the gateway until ctx ends (SIGINT/SIGTERM), then drains and closes storage.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []string) error {
-	cfg, tenantsFile, err := loadConfig(args, env, stderr)
+	cfg, tenantsFile, err := loadConfig(args, env, stdout, stderr)
 	if err != nil {
 		return err
 	}
 	log := newLogger(cfg, stderr)
+	// Listen first: an empty public_url is derived from the address really bound (the port
+	// of ":0" included), before anything builds a URL from it.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	cfg.ResolvePublicURL(ln.Addr().String())
 	if cfg.MemoryLimitMB > 0 {
 		debug.SetMemoryLimit(int64(cfg.MemoryLimitMB) << 20)
 	}
@@ -140,17 +149,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		for _, g := range rep.Generated {
 			fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, g.Project, g.Name), g.Value)
 		}
+		printSecrets(stdout, rep.Secrets)
 	}
 
+	access := newAdminAccess(cfg, db, ten)
 	srv, err := edge.New(edge.Options{
 		Config: cfg, Logger: log, Registry: reg,
-		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten)}, app.admin...),
+		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts}, app.admin...),
+		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten),
 		Ready: app.ready,
 	})
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
 	}
@@ -180,6 +188,23 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	return app.stop(sctx)
 }
 
+// keyPrefix names a key value by its kind prefix only: "sk_live_…".
+func keyPrefix(value string) string {
+	for _, p := range []string{"pk_live_", "pk_test_", "sk_live_"} {
+		if strings.HasPrefix(value, p) {
+			return p + "…"
+		}
+	}
+	return "…"
+}
+
+// printSecrets prints the secrets an apply generated (webhook signing secrets; shown only here).
+func printSecrets(w io.Writer, secrets []tenancy.GeneratedSecret) {
+	for _, g := range secrets {
+		fmt.Fprintf(w, "generated %s secret %s (shown once): %s\n", g.Kind, keyLabel(g.Org, g.Project, g.Name), g.Value)
+	}
+}
+
 func keyLabel(org, project, name string) string {
 	if project == "" {
 		return org + "/" + name
@@ -196,17 +221,19 @@ func banner(w io.Writer, cfg config.Config, addr string, doc *tenancy.Document) 
 	}
 	fmt.Fprintf(&b, "  %-11s %s\n  %-11s %s\n", "asset host", cfg.AssetBaseURL(), "embed host", cfg.EmbedBaseURL())
 	if doc != nil {
-		b.WriteString("\nKeys in the tenants document:\n")
+		// Names and prefixes only: key values never reach the output or a log (generated ones
+		// were printed once, above; given ones are in the document).
+		b.WriteString("\nKeys in the tenants document (values are in the document):\n")
 		for _, o := range doc.Orgs {
 			for _, k := range o.Keys {
 				if k.Value != "" {
-					fmt.Fprintf(&b, "  %-28s %-40s %s\n", keyLabel(o.Slug, "", k.Name), k.Value, strings.Join(k.Products, ","))
+					fmt.Fprintf(&b, "  %-28s %-12s %s\n", keyLabel(o.Slug, "", k.Name), keyPrefix(k.Value), strings.Join(k.Products, ","))
 				}
 			}
 			for _, p := range o.Projects {
 				for _, k := range p.Keys {
 					if k.Value != "" {
-						fmt.Fprintf(&b, "  %-28s %-40s %s\n", keyLabel(o.Slug, p.ID, k.Name), k.Value, strings.Join(k.Products, ","))
+						fmt.Fprintf(&b, "  %-28s %-12s %s\n", keyLabel(o.Slug, p.ID, k.Name), keyPrefix(k.Value), strings.Join(k.Products, ","))
 					}
 				}
 			}

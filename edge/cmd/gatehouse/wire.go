@@ -15,7 +15,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
+	"github.com/gatehouse-dev/gatehouse/products/email"
 )
 
 // deps are what every product is built from.
@@ -34,6 +36,8 @@ type deps struct {
 	plugins *host.Host
 	// egress is the outbound-connection policy (SMTP, captcha providers, webhooks).
 	egress *egress.Policy
+	// hooks queues webhook events; products reach it through adapters (wire_webhooks.go).
+	hooks *webhooks.Service
 }
 
 // component is a product's background part: started after the server listens, stopped on shutdown.
@@ -49,6 +53,8 @@ type assembly struct {
 	components []component
 	readiness  []func() error
 	closers    []func(context.Context) error
+	// mail is the email product's service: form notifications are queued through it.
+	mail *email.Service
 }
 
 // wire builds every product from deps. This is the one place that knows all products.
@@ -62,6 +68,9 @@ func wire(ctx context.Context, d deps) (*assembly, error) {
 		return nil, err
 	}
 	d.plugins = h
+	if d.hooks, err = a.addWebhooks(ctx, d); err != nil {
+		return nil, err
+	}
 	if err := a.addEmail(ctx, d); err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
 			d.cfg.Captcha.ReCaptcha.VerifyURL, d.egress.Client()),
 		Filter:     formsPlugins{h: d.plugins},
+		Events:     formEvents{hooks: d.hooks, mail: a.mail, log: d.log.With("product", "forms")},
 		Plugins:    formsPlugins{h: d.plugins},
 		AdminBase:  strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",
 		SpoolDir:   filepath.Join(d.cfg.Data, "tmp", "forms"),

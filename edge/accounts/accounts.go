@@ -1,0 +1,260 @@
+// Package accounts keeps the dashboard's users and their sessions (decisions.md 8.2): each user
+// is an operator (every org) or a member of one org with the role owner or member, signs in
+// with an email and a password (stored as an argon2id hash), and gets a session token that the
+// admin API takes from the gh_session cookie.
+//
+// Users live under accounts/user/<email>, sessions under accounts/session/<sha256 of token>:
+// the token itself is never stored. Failed sign-ins are throttled per email and per client IP
+// (10 a minute each). The package knows nothing of HTTP; edge/admin serves it.
+package accounts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+)
+
+// Sentinel errors of the package.
+var (
+	// ErrNotFound is an unknown user.
+	ErrNotFound = errors.New("accounts: no such user")
+	// ErrExists refuses to create a user whose email is taken.
+	ErrExists = errors.New("accounts: a user with this email exists")
+	// ErrCredentials is a wrong email or a wrong password (the two are never told apart).
+	ErrCredentials = errors.New("accounts: wrong email or password")
+	// ErrNoSession is an unknown, expired or ended session, or one whose user is gone.
+	ErrNoSession = errors.New("accounts: no such session")
+)
+
+// InvalidError names the field of a user that cannot be created.
+type InvalidError struct{ Field, Problem string }
+
+func (e *InvalidError) Error() string { return "accounts: " + e.Field + ": " + e.Problem }
+
+// ThrottledError refuses a sign-in after too many failures; RetryAfter is when one more fits.
+type ThrottledError struct{ RetryAfter time.Duration }
+
+func (e *ThrottledError) Error() string {
+	return fmt.Sprintf("accounts: too many failed sign-ins, retry after %s", e.RetryAfter)
+}
+
+// Roles of a member of an org.
+const (
+	RoleOwner  = "owner"
+	RoleMember = "member"
+)
+
+// Password length bounds (bytes). The upper bound keeps hashing cheap for hostile input.
+const (
+	MinPassword = 8
+	MaxPassword = 1024
+)
+
+// User is a dashboard account as the admin API shows it (never its hash).
+type User struct {
+	Email     string    `json:"email"`
+	Operator  bool      `json:"operator"`
+	Org       string    `json:"org,omitempty"`
+	Role      string    `json:"role,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// stored is a user with its password hash.
+type stored struct {
+	User
+	Hash string `json:"hash"`
+}
+
+// NewUser is what CreateUser takes.
+type NewUser struct {
+	Email    string
+	Password string
+	Operator bool
+	Org      string
+	Role     string
+}
+
+// Options configures New.
+type Options struct {
+	// SessionTTL is how long a session lasts after sign-in; DefaultSessionTTL when zero.
+	SessionTTL time.Duration
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// FailuresPerMinute bounds failed sign-ins per email and per IP; DefaultFailures when zero.
+	FailuresPerMinute int
+}
+
+// Defaults of Options.
+const (
+	DefaultSessionTTL = 12 * time.Hour
+	DefaultFailures   = 10
+)
+
+// Service keeps users and sessions in the store.
+type Service struct {
+	db      *store.DB
+	ttl     time.Duration
+	now     func() time.Time
+	byEmail *throttle
+	byIP    *throttle
+	hasher  hasher
+}
+
+// New returns the accounts service over db. It starts nothing.
+func New(db *store.DB, o Options) *Service {
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = DefaultSessionTTL
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.FailuresPerMinute <= 0 {
+		o.FailuresPerMinute = DefaultFailures
+	}
+	return &Service{db: db, ttl: o.SessionTTL, now: o.Now,
+		byEmail: newThrottle(o.FailuresPerMinute, time.Minute, o.Now),
+		byIP:    newThrottle(o.FailuresPerMinute, time.Minute, o.Now),
+		hasher:  defaultHasher}
+}
+
+const root = "accounts"
+
+func userKey(email string) []byte { return store.Key(root, "user", email) }
+
+// NormalizeEmail lower-cases and trims an email address (accounts are found case-insensitively).
+func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// validate checks a new user and returns it normalized.
+func validate(u NewUser) (NewUser, error) {
+	u.Email = NormalizeEmail(u.Email)
+	if a, err := mail.ParseAddress(u.Email); err != nil || a.Address != u.Email || len(u.Email) > 254 {
+		return u, &InvalidError{"email", "must be an email address"}
+	}
+	switch {
+	case len(u.Password) < MinPassword:
+		return u, &InvalidError{"password", fmt.Sprintf("must be at least %d characters", MinPassword)}
+	case len(u.Password) > MaxPassword:
+		return u, &InvalidError{"password", fmt.Sprintf("must be at most %d bytes", MaxPassword)}
+	case !utf8.ValidString(u.Password):
+		return u, &InvalidError{"password", "must be valid UTF-8"}
+	}
+	if u.Operator {
+		if u.Org != "" || u.Role != "" {
+			return u, &InvalidError{"operator", "an operator belongs to no org and has no role"}
+		}
+		return u, nil
+	}
+	if u.Org == "" {
+		return u, &InvalidError{"org", "is required unless operator is true"}
+	}
+	if u.Role == "" {
+		u.Role = RoleMember
+	}
+	if u.Role != RoleOwner && u.Role != RoleMember {
+		return u, &InvalidError{"role", "must be owner or member"}
+	}
+	return u, nil
+}
+
+// CreateUser stores a new user with its password hashed (the org's existence is the caller's
+// check). It answers ErrExists when the email is taken.
+func (s *Service) CreateUser(ctx context.Context, nu NewUser) (User, error) {
+	nu, err := validate(nu)
+	if err != nil {
+		return User{}, err
+	}
+	hash, err := s.hasher.hash(nu.Password)
+	if err != nil {
+		return User{}, err
+	}
+	st := stored{User: User{Email: nu.Email, Operator: nu.Operator, Org: nu.Org, Role: nu.Role, CreatedAt: s.now().UTC()}, Hash: hash}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return User{}, err
+	}
+	err = s.db.Update(ctx, func(tx *store.Txn) error {
+		k := userKey(nu.Email)
+		if ok, err := tx.Has(k); err != nil || ok {
+			if err == nil {
+				err = ErrExists
+			}
+			return err
+		}
+		return tx.Set(k, raw)
+	})
+	return st.User, err
+}
+
+// User returns a user by email.
+func (s *Service) User(ctx context.Context, email string) (User, error) {
+	st, err := s.load(ctx, NormalizeEmail(email))
+	return st.User, err
+}
+
+func (s *Service) load(ctx context.Context, email string) (stored, error) {
+	var st stored
+	err := s.db.View(ctx, func(tx *store.Txn) error {
+		raw, err := tx.Get(userKey(email))
+		if errors.Is(err, store.ErrNotFound) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(raw, &st)
+	})
+	return st, err
+}
+
+// Users lists users in email order: every user when org is empty, else the members of org.
+func (s *Service) Users(ctx context.Context, org string) ([]User, error) {
+	out := []User{}
+	err := s.db.View(ctx, func(tx *store.Txn) error {
+		return tx.Iterate(store.IterOptions{Prefix: store.Prefix(root, "user")}, func(_, val []byte) (bool, error) {
+			var st stored
+			if err := json.Unmarshal(val, &st); err != nil {
+				return false, err
+			}
+			if org == "" || st.Org == org {
+				out = append(out, st.User)
+			}
+			return true, nil
+		})
+	})
+	return out, err
+}
+
+// Any reports whether at least one user exists.
+func (s *Service) Any(ctx context.Context) (bool, error) {
+	found := false
+	err := s.db.View(ctx, func(tx *store.Txn) error {
+		return tx.Iterate(store.IterOptions{Prefix: store.Prefix(root, "user"), KeysOnly: true}, func(_, _ []byte) (bool, error) {
+			found = true
+			return false, nil
+		})
+	})
+	return found, err
+}
+
+// DeleteUser removes a user; its sessions stop working at once (a session is checked against
+// its user on every request).
+func (s *Service) DeleteUser(ctx context.Context, email string) error {
+	email = NormalizeEmail(email)
+	return s.db.Update(ctx, func(tx *store.Txn) error {
+		k := userKey(email)
+		if ok, err := tx.Has(k); err != nil || !ok {
+			if err == nil {
+				err = ErrNotFound
+			}
+			return err
+		}
+		return tx.Delete(k)
+	})
+}

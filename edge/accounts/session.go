@@ -1,0 +1,144 @@
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+)
+
+// Session is a signed-in user: Token goes into the gh_session cookie, CSRFToken into the
+// X-CSRF-Token header of every state-changing request.
+type Session struct {
+	Token     string
+	CSRFToken string
+	User      User
+	ExpiresAt time.Time
+}
+
+// storedSession is a session as kept in the store (keyed by the token's hash).
+type storedSession struct {
+	Email     string    `json:"email"`
+	CSRF      string    `json:"csrf"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+func sessionKey(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return store.Key(root, "session", hex.EncodeToString(sum[:]))
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand does not fail
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Login checks an email and password and opens a session. A wrong email and a wrong password
+// both answer ErrCredentials after the same work (an unknown email is checked against a dummy
+// hash). After too many failures for the email or for ip it answers *ThrottledError without
+// checking anything.
+func (s *Service) Login(ctx context.Context, email, password, ip string) (Session, error) {
+	email = NormalizeEmail(email)
+	if d := max(s.byEmail.wait(email), s.byIP.wait(ip)); d > 0 {
+		return Session{}, &ThrottledError{RetryAfter: d}
+	}
+	if len(password) > MaxPassword {
+		password = password[:MaxPassword] // bounded work; such a password never matches
+		email = "\x00"                    // nor does any stored user
+	}
+	st, err := s.load(ctx, email)
+	hash := st.Hash
+	if errors.Is(err, ErrNotFound) {
+		hash = s.hasher.dummy
+	} else if err != nil {
+		return Session{}, err
+	}
+	ok, verr := verify(hash, password)
+	if err != nil || verr != nil || !ok {
+		s.byEmail.fail(email)
+		s.byIP.fail(ip)
+		return Session{}, ErrCredentials
+	}
+	sess := Session{Token: randomToken(), CSRFToken: randomToken(), User: st.User, ExpiresAt: s.now().Add(s.ttl).UTC()}
+	raw, err := json.Marshal(storedSession{Email: st.Email, CSRF: sess.CSRFToken, ExpiresAt: sess.ExpiresAt})
+	if err != nil {
+		return Session{}, err
+	}
+	err = s.db.Update(ctx, func(tx *store.Txn) error {
+		if err := s.sweep(tx); err != nil {
+			return err
+		}
+		return tx.Set(sessionKey(sess.Token), raw)
+	})
+	return sess, err
+}
+
+// sweep deletes expired sessions (run at each sign-in, so ended sessions do not pile up).
+func (s *Service) sweep(tx *store.Txn) error {
+	now := s.now()
+	var dead [][]byte
+	err := tx.Iterate(store.IterOptions{Prefix: store.Prefix(root, "session")}, func(k, v []byte) (bool, error) {
+		var ss storedSession
+		if json.Unmarshal(v, &ss) != nil || !now.Before(ss.ExpiresAt) {
+			dead = append(dead, append([]byte(nil), k...))
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range dead {
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Session returns the open session of token with its user as stored now (a deleted user's
+// sessions end; a changed role applies at once). ErrNoSession when there is none.
+func (s *Service) Session(ctx context.Context, token string) (Session, error) {
+	if token == "" || len(token) > 100 {
+		return Session{}, ErrNoSession
+	}
+	var ss storedSession
+	err := s.db.View(ctx, func(tx *store.Txn) error {
+		raw, err := tx.Get(sessionKey(token))
+		if errors.Is(err, store.ErrNotFound) {
+			return ErrNoSession
+		}
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(raw, &ss)
+	})
+	if err != nil {
+		return Session{}, err
+	}
+	if !s.now().Before(ss.ExpiresAt) {
+		return Session{}, ErrNoSession
+	}
+	st, err := s.load(ctx, ss.Email)
+	if errors.Is(err, ErrNotFound) {
+		return Session{}, ErrNoSession
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	return Session{Token: token, CSRFToken: ss.CSRF, User: st.User, ExpiresAt: ss.ExpiresAt}, nil
+}
+
+// Logout ends the session of token (no error when there is none).
+func (s *Service) Logout(ctx context.Context, token string) error {
+	if token == "" {
+		return nil
+	}
+	return s.db.Update(ctx, func(tx *store.Txn) error { return tx.Delete(sessionKey(token)) })
+}

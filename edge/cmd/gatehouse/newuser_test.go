@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHelpExitsZero: --help of serve and keys (and the others) prints the flags and the
+// environment variables to standard output and exits 0.
+func TestHelpExitsZero(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"serve", "--help"}, []string{"-listen", "-config", "-tenants", "GATEHOUSE_LISTEN", "GATEHOUSE_PUBLIC_URL", "GATEHOUSE_EMAIL_SMTP_PORT", "GATEHOUSE_ADMIN_TOKEN"}},
+		{[]string{"serve", "-h"}, []string{"-listen", "GATEHOUSE_DATA"}},
+		{[]string{"keys", "--help"}, []string{"keys create", "keys revoke", "-org", "-products", "-kind", "-server", "GATEHOUSE_SERVER", "GATEHOUSE_ADMIN_TOKEN"}},
+		{[]string{"keys", "create", "--help"}, []string{"-org", "GATEHOUSE_ADMIN_TOKEN"}},
+		{[]string{"apply", "--help"}, []string{"-f", "GATEHOUSE_SERVER"}},
+		{[]string{"records", "--help"}, []string{"-collection", "GATEHOUSE_SERVER"}},
+		{[]string{"records", "import", "--help"}, []string{"-project", "exits 1 when a line"}},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tc.args, &out, &errOut, []string{"GATEHOUSE_ADMIN_TOKEN=never-printed"})
+		if code != 0 {
+			t.Errorf("gatehouse %s: exit %d, want 0 (stderr %q)", strings.Join(tc.args, " "), code, errOut.String())
+		}
+		if strings.Contains(out.String(), "never-printed") {
+			t.Errorf("gatehouse %s: --help prints the admin token", strings.Join(tc.args, " "))
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("gatehouse %s: stdout lacks %q:\n%s", strings.Join(tc.args, " "), w, out.String())
+			}
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--bogus"}, &out, &errOut, nil); code == 0 {
+		t.Errorf("serve --bogus exit 0, want an error")
+	}
+}
+
+// TestListenAloneGivesWorkingURLs: with only GATEHOUSE_LISTEN (or --listen) and no public_url,
+// the banner and the upload URLs point at the address really listened on.
+func TestListenAloneGivesWorkingURLs(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	cfg := filepath.Join(data, "empty.yaml")
+	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProcEnv(t, []string{"GATEHOUSE_LISTEN=127.0.0.1:0"}, "--data", data, "--config", cfg, "--tenants", "../../../configs/demo.tenants.yaml")
+	banner := strings.Join(p.stdout, "\n")
+	for _, seg := range []string{"/email", "/files", "/forms", "/membership", "/records", "/cdn", "/embed", "/admin/v1"} {
+		if !strings.Contains(banner, p.url+seg) {
+			t.Errorf("banner lacks %s%s:\n%s", p.url, seg, banner)
+		}
+	}
+	status, _, body := p.send(t, "POST", "/files/upload/presigned", "application/json",
+		`{"filename":"a.png","mimeType":"image/png","size":68}`, "X-API-Key", "sk_live_demo_server")
+	var slot struct {
+		UploadURL string `json:"uploadUrl"`
+	}
+	_ = json.Unmarshal([]byte(body), &slot)
+	if status != 200 && status != 201 || !strings.HasPrefix(slot.UploadURL, p.url+"/files/") {
+		t.Errorf("presign = %d %s, want an uploadUrl under %s/files/", status, body, p.url)
+	}
+	p.stop(t)
+}
+
+// TestKeyValuesNeverLogged: generated key values are printed once to standard output; the
+// values the document gives appear nowhere (banner: name and prefix only), and no key value
+// reaches the log.
+func TestKeyValuesNeverLogged(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	cfg := filepath.Join(data, "empty.yaml")
+	doc := filepath.Join(data, "tenants.yaml")
+	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tenants := "orgs:\n  - slug: acme\n    projects:\n      - id: demo\n        keys:\n" +
+		"          - {name: server, value: sk_live_given_secret_value, products: [email]}\n" +
+		"          - {name: web, value: pk_live_given_public_value, products: [forms]}\n" +
+		"          - {name: gen, kind: secret, products: [email]}\n"
+	if err := os.WriteFile(doc, []byte(tenants), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, "--data", data, "--config", cfg, "--tenants", doc)
+	out := strings.Join(p.stdout, "\n")
+	var generated string
+	for _, l := range p.stdout {
+		if _, v, ok := strings.Cut(l, "(shown once): "); ok {
+			generated = v
+		}
+	}
+	if !strings.HasPrefix(generated, "sk_live_") || strings.Count(out, generated) != 1 {
+		t.Errorf("generated key not printed exactly once:\n%s", out)
+	}
+	for _, v := range []string{"sk_live_given_secret_value", "pk_live_given_public_value"} {
+		if strings.Contains(out, v) {
+			t.Errorf("standard output carries the given key value %s:\n%s", v, out)
+		}
+	}
+	if !strings.Contains(out, "acme/demo/server") || !strings.Contains(out, "sk_live_…") {
+		t.Errorf("banner does not name the given keys by name and prefix:\n%s", out)
+	}
+	p.send(t, "GET", "/records/projects/demo/collections/none/records", "", "", "X-API-Key", "pk_live_given_public_value")
+	p.stop(t)
+	logs := p.stderr.String()
+	for _, v := range []string{"sk_live_given_secret_value", "pk_live_given_public_value", generated} {
+		if strings.Contains(logs, v) {
+			t.Errorf("the log carries key value %s:\n%s", v, logs)
+		}
+	}
+}
+
+// TestRecordsImportExitStatus: an import with a line that failed exits non-zero, and still
+// prints the report.
+func TestRecordsImportExitStatus(t *testing.T) {
+	t.Parallel()
+	p := startDemo(t)
+	dir := t.TempDir()
+	env := []string{"GATEHOUSE_SERVER=" + p.url, "GATEHOUSE_ADMIN_TOKEN=restart-token"}
+	for _, tc := range []struct {
+		name, lines string
+		code        int
+	}{
+		{"all good", `{"id":"imp-1","published":true,"data":{"title":"One","views":1}}` + "\n", 0},
+		{"one bad line", `{"id":"imp-2","data":{"title":"Two"}}` + "\n" + `{"id":"imp-3","data":{"views":"many"}}` + "\n", 1},
+		{"not json", "{oops\n", 1},
+		{"duplicate key", `{"id":"imp-4","id":"imp-5","data":{"title":"Dup"}}` + "\n", 1},
+		{"wrong type", `{"id":"imp-6","data":"title"}` + "\n", 1},
+	} {
+		file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".ndjson")
+		if err := os.WriteFile(file, []byte(tc.lines), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"records", "import", file, "--project", "demo", "--collection", "posts"}, &out, &errOut, env)
+		if strings.Contains(out.String(), "json:") || strings.Contains(out.String(), "records.") {
+			t.Errorf("records import (%s): the report carries Go text: %s", tc.name, out.String())
+		}
+		if code != tc.code || !strings.Contains(out.String(), `"imported"`) {
+			t.Errorf("records import (%s): exit %d, stdout %q, stderr %q; want exit %d and the report", tc.name, code, out.String(), errOut.String(), tc.code)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/edge/accounts"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// usersCmd is `gatehouse users create --email E [--org O --role owner|member | --operator]`:
+// it reads the password from the first line of stdin and creates a dashboard user through a
+// running server (POST /admin/v1/users) or, with --data DIR, in a stopped node's store.
+func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, env []string) error {
+	sub := ""
+	if len(args) > 0 {
+		sub = args[0]
+	}
+	fs := flag.NewFlagSet("users create", flag.ContinueOnError)
+	email := fs.String("email", "", "the user's email (the sign-in name)")
+	org := fs.String("org", "", "the org the user belongs to")
+	role := fs.String("role", "", "owner or member (default member)")
+	operator := fs.Bool("operator", false, "an operator: every org, no --org")
+	data := fs.String("data", "", "write into the store of a stopped node in this data folder instead of calling a server")
+	client := clientFlags(fs, env)
+	setUsage(fs, stdout, usersSynopsis, clientEnv)
+	switch sub {
+	case "create":
+	case "-h", "--help", "-help", "help":
+		fs.Usage()
+		return flag.ErrHelp
+	default:
+		return fmt.Errorf("usage: gatehouse users create ... (see gatehouse users --help)")
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *email == "" || (*operator == (*org != "")) {
+		return fmt.Errorf("--email and either --org or --operator are required")
+	}
+	password, err := readPassword(stdin)
+	if err != nil {
+		return err
+	}
+	nu := accounts.NewUser{Email: *email, Password: password, Operator: *operator, Org: *org, Role: *role}
+	var u accounts.User
+	if *data != "" {
+		u, err = createUserOffline(ctx, *data, nu)
+	} else {
+		body, _ := json.Marshal(map[string]any{"email": nu.Email, "password": nu.Password, "operator": nu.Operator, "org": nu.Org, "role": nu.Role})
+		err = client().do(ctx, http.MethodPost, "/users", "application/json", bytes.NewReader(body), &u)
+	}
+	if err != nil {
+		return err
+	}
+	what := "operator"
+	if !u.Operator {
+		what = u.Role + " of " + u.Org
+	}
+	fmt.Fprintf(stdout, "created dashboard user %s (%s)\n", u.Email, what)
+	return nil
+}
+
+// usersSynopsis heads users --help.
+var usersSynopsis = strings.Trim(`
+  gatehouse users create --email E [--org O --role owner|member | --operator] [--server URL] [--token T | --data DIR] < password
+
+Creates a dashboard user; the password is the first line of standard input. Through a running
+server's admin API, or with --data into the store of a stopped node.`, "\n")
+
+// readPassword reads the first line of r (a trailing CR LF or LF is not part of it).
+func readPassword(r io.Reader) (string, error) {
+	line, err := bufio.NewReader(io.LimitReader(r, accounts.MaxPassword+2)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if line == "" {
+		return "", fmt.Errorf("the password is read from standard input: none was given")
+	}
+	return line, nil
+}
+
+// createUserOffline opens the store of a stopped node (badger's directory lock refuses a
+// running one) and creates the user there.
+func createUserOffline(ctx context.Context, dataDir string, nu accounts.NewUser) (accounts.User, error) {
+	db, err := store.Open(store.Options{Dir: filepath.Join(dataDir, "db"), SyncWrites: true})
+	if err != nil {
+		return accounts.User{}, fmt.Errorf("opening %s (is the node stopped?): %w", dataDir, err)
+	}
+	defer db.Close()
+	if nu.Org != "" {
+		if _, err := tenancy.New(db, tenancy.Options{}).Org(ctx, nu.Org); err != nil {
+			return accounts.User{}, fmt.Errorf("org %q: %w", nu.Org, err)
+		}
+	}
+	return accounts.New(db, accounts.Options{}).CreateUser(ctx, nu)
+}

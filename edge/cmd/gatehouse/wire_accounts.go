@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/edge/accounts"
+	"github.com/gatehouse-dev/gatehouse/edge/admin"
+	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// adminAccess is what the admin API needs beyond its routes: dashboard accounts and sessions,
+// and each project's org for the org scoping (decisions.md 8.2).
+type adminAccess struct {
+	users    *accounts.Service
+	accounts *admin.Accounts
+}
+
+// newAdminAccess builds the dashboard accounts over the store.
+func newAdminAccess(cfg config.Config, db *store.DB, ten *tenancy.Service) adminAccess {
+	path := "/"
+	if u, err := url.Parse(cfg.PublicURL); err == nil {
+		path = strings.TrimRight(u.Path, "/") + "/"
+	}
+	users := accounts.New(db, accounts.Options{})
+	return adminAccess{users: users, accounts: admin.NewAccounts(users, ten, admin.SecureCookie(cfg.PublicURL), path)}
+}
+
+// projectOrg names a project's org (the admin guard's question).
+func projectOrgOf(ten *tenancy.Service) func(ctx context.Context, project string) (string, error) {
+	return func(ctx context.Context, project string) (string, error) {
+		p, err := ten.Project(ctx, project)
+		return p.Org, err
+	}
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
+	"github.com/gatehouse-dev/gatehouse/products/email"
+	"github.com/gatehouse-dev/gatehouse/products/files"
+	"github.com/gatehouse-dev/gatehouse/products/forms"
+)
+
+// The adapters below join the products' event interfaces to the webhooks service and the
+// email product (decisions.md 8.3). Each runs inside the transaction of the state change it
+// reports, so the events and emails it queues commit with that change.
+
+var (
+	_ forms.Events = formEvents{}
+	_ email.Events = emailEvents{}
+	_ files.Events = fileEvents{}
+)
+
+// formEvents queues, for an accepted submission, the form.submitted webhook event, one
+// notification per notify address and the auto-reply.
+type formEvents struct {
+	hooks *webhooks.Service
+	mail  *email.Service
+	log   *slog.Logger
+}
+
+func (f formEvents) SubmissionAccepted(ctx context.Context, txn *store.Txn, a forms.Accepted) error {
+	sub := a.Submission
+	data := map[string]any{"project": a.Project, "form": a.Form.Slug, "id": sub.ID, "createdAt": sub.CreatedAt,
+		"data": sub.Data, "files": filesOf(sub)}
+	if err := emit(ctx, f.hooks, txn, "form.submitted", a.Project, "", time.Time{}, data); err != nil {
+		return err
+	}
+	if f.mail == nil {
+		return nil
+	}
+	meta := map[string]string{"form": a.Form.Slug, "submission": sub.ID}
+	if n := a.Form.Notify; n != nil {
+		for _, to := range n.To {
+			req := email.SendRequest{To: &email.Address{Email: to}, Tags: []string{"form-notification"}, Metadata: meta}
+			if n.Template != "" {
+				req.TemplateID, req.Variables = n.Template, a.Variables()
+			} else {
+				subject, text := a.Summary()
+				req.Subject, req.BodyText = &subject, &text
+			}
+			if err := f.queue(ctx, txn, a, req); err != nil {
+				return err
+			}
+		}
+	}
+	if r := a.Form.AutoReply; r != nil {
+		if to := a.Value(r.EmailField); to != "" {
+			req := email.SendRequest{To: &email.Address{Email: to}, TemplateID: r.Template, Variables: a.Variables(),
+				Tags: []string{"form-auto-reply"}, Metadata: meta}
+			if err := f.queue(ctx, txn, a, req); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// queue queues one email; a message the email product refuses (a template variable it
+// cannot render, an address it cannot encode) is logged and skipped, never a reason to refuse
+// the submission. Storage errors abort.
+func (f formEvents) queue(ctx context.Context, txn *store.Txn, a forms.Accepted, req email.SendRequest) error {
+	_, err := f.mail.QueueTx(ctx, txn, a.Project, req)
+	var apiErr *httpx.Error
+	if errors.As(err, &apiErr) {
+		f.log.Warn("form email not sent", "project", a.Project, "form", a.Form.Slug, "submission", a.Submission.ID,
+			"tag", req.Tags[0], "err", err)
+		return nil
+	}
+	return err
+}
+
+func filesOf(sub forms.Submission) []map[string]any {
+	out := make([]map[string]any, 0, len(sub.Files))
+	for _, f := range sub.Files {
+		out = append(out, map[string]any{"field": f.Field, "name": f.Name, "contentType": f.ContentType, "size": f.Size, "url": f.URL})
+	}
+	return out
+}
+
+// emailEvents queues an email.<status> event for each status move, ordered per message.
+type emailEvents struct{ hooks *webhooks.Service }
+
+func (e emailEvents) MessageMoved(ctx context.Context, txn *store.Txn, m *email.Message, to email.Status, at time.Time) error {
+	data := map[string]any{"id": m.ID, "project": m.Project, "status": to, "to": m.To, "from": m.From,
+		"subject": m.Subject, "tags": m.Tags, "metadata": m.Metadata}
+	if n := len(m.Log); n > 0 && m.Log[n-1].Detail != "" {
+		data["detail"] = m.Log[n-1].Detail
+	}
+	return emit(ctx, e.hooks, txn, "email."+string(to), m.Project, m.ID, at, data)
+}
+
+// fileEvents queues asset.completed for a project's asset.
+type fileEvents struct{ hooks *webhooks.Service }
+
+func (f fileEvents) AssetCompleted(ctx context.Context, txn *store.Txn, project string, v files.View) error {
+	if project == "" {
+		return nil // an org-level asset: webhooks belong to projects
+	}
+	return emit(ctx, f.hooks, txn, "asset.completed", project, "", time.Time{}, v)
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
+)
+
+// addWebhooks wires the webhook deliveries (decisions.md 8.3): the service products emit
+// events to (through the adapters below), its delivery worker and its admin routes.
+func (a *assembly) addWebhooks(_ context.Context, d deps) (*webhooks.Service, error) {
+	svc, err := webhooks.New(webhooks.Options{DB: d.db, Egress: d.egress,
+		Log: d.log.With("component", "webhooks"), Registerer: d.reg})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.tenancy.Add(svc); err != nil { // the project's webhooks section
+		return nil, err
+	}
+	a.admin = append(a.admin, webhooks.NewAPI(svc, d.cursors))
+	a.components = append(a.components, svc.NewWorker(webhooks.WorkerOptions{
+		PollInterval: d.cfg.Webhooks.PollInterval.D(), BaseBackoff: d.cfg.Webhooks.BaseBackoff.D()}))
+	return svc, nil
+}
+
+// emit queues one event inside the caller's transaction; a nil service (not wired) drops it.
+func emit(ctx context.Context, svc *webhooks.Service, txn *store.Txn, typ, project, order string, at time.Time, data any) error {
+	if svc == nil {
+		return nil
+	}
+	return svc.Enqueue(ctx, txn, webhooks.Event{Type: typ, Project: project, Order: order, At: at, Data: data})
+}

@@ -1,0 +1,265 @@
+// Package webhooks delivers the events of decisions.md 8.3 (form.submitted, email.*,
+// asset.completed) to the URLs a project lists under `webhooks:` in the tenants document,
+// signed per the Standard Webhooks specification.
+//
+// Products never import this package: each declares the small interface it emits through,
+// and the composition root adapts Service.Enqueue to it. Enqueue writes one delivery per
+// subscribed webhook into the caller's store transaction, so an event is durable exactly when
+// the state change it reports is (a crash between the two loses neither). The Worker then
+// delivers at least once: a 2xx ends a delivery; anything else is retried with exponential
+// backoff and jitter (first retry within a minute) for 24 hours. Deliveries that share an
+// order key (an email message id) are attempted one at a time, oldest first, so a receiver
+// sees a message's events in the order they happened.
+//
+// Key layout, below "webhooks/":
+//
+//	d/<project>/<hook>/<ulid>                delivery (JSON of Delivery), kept after it ends
+//	q/<due ns, 20 digits>/<project>/<hook>/<ulid>   pending deliveries by due time
+//	o/<project>/<hook>/<order>/<ulid>        pending deliveries per order key, oldest first
+//	a/<project>/<hook>/<ulid>                one attempt (JSON of Attempt), the deliveries log
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse-dev/gatehouse/edge/egress"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// Sentinel errors of the package.
+var (
+	// ErrNotFound reports an unknown project or webhook.
+	ErrNotFound = errors.New("webhooks: no such webhook")
+	// ErrBadEvent reports an event type outside Events.
+	ErrBadEvent = errors.New("webhooks: unknown event type")
+)
+
+// Options configures New. DB and Egress are required.
+type Options struct {
+	DB *store.DB
+	// Egress is the outbound policy every delivery connects through.
+	Egress *egress.Policy
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	Log *slog.Logger
+	// Registerer receives the delivery metrics; nil for none.
+	Registerer prometheus.Registerer
+}
+
+// Service enqueues events and answers the admin reads; the Worker delivers.
+type Service struct {
+	db     *store.DB
+	client *http.Client
+	egress *egress.Policy
+	now    func() time.Time
+	log    *slog.Logger
+	m      *metrics
+
+	// hooks caches each project's webhooks; gen guards it against a read that raced an
+	// invalidation (the read's result is dropped when gen moved meanwhile).
+	hooks *lru.Cache[string, []StoredWebhook]
+	genMu sync.Mutex
+	gen   uint64
+
+	wake chan struct{}
+}
+
+// New returns the service; it starts nothing.
+func New(o Options) (*Service, error) {
+	if o.DB == nil || o.Egress == nil {
+		return nil, errors.New("webhooks: DB and Egress are required")
+	}
+	s := &Service{db: o.DB, egress: o.Egress, client: o.Egress.Client(), now: o.Now, log: o.Log,
+		m: newMetrics(o.Registerer), wake: make(chan struct{}, 1)}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.hooks, _ = lru.New[string, []StoredWebhook](4096)
+	return s, nil
+}
+
+// Invalidate forgets the cached webhooks (Changed calls it after each apply).
+func (s *Service) Invalidate() {
+	s.genMu.Lock()
+	s.gen++
+	s.hooks.Purge()
+	s.genMu.Unlock()
+}
+
+// projectHooks returns a project's webhooks through the cache.
+func (s *Service) projectHooks(ctx context.Context, project string) ([]StoredWebhook, error) {
+	if hs, ok := s.hooks.Get(project); ok {
+		return hs, nil
+	}
+	s.genMu.Lock()
+	gen := s.gen
+	s.genMu.Unlock()
+	hs, err := s.readHooks(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	s.genMu.Lock()
+	if gen == s.gen {
+		s.hooks.Add(project, hs)
+	}
+	s.genMu.Unlock()
+	return hs, nil
+}
+
+// Event is one state change a product reports.
+type Event struct {
+	// Type is one of Events.
+	Type string
+	// Project is the project whose webhooks receive it.
+	Project string
+	// Order groups events that must arrive in order (an email message id); "" for none.
+	Order string
+	// At is when the change happened (the service's clock when zero).
+	At time.Time
+	// Data is the body's "data" member.
+	Data any
+}
+
+// Delivery is one event bound for one webhook, as stored.
+type Delivery struct {
+	// ID is the webhook-id header: the same on every attempt, so receivers can deduplicate.
+	ID        string          `json:"id"`
+	Project   string          `json:"project"`
+	Webhook   string          `json:"webhook"`
+	Type      string          `json:"type"`
+	Order     string          `json:"order,omitempty"`
+	Body      json.RawMessage `json:"body"`
+	CreatedAt time.Time       `json:"createdAt"`
+	Due       int64           `json:"due"`
+	Attempts  int             `json:"attempts"`
+	// Status is pending, succeeded or failed.
+	Status string `json:"status"`
+}
+
+// Delivery statuses.
+const (
+	StatusPending   = "pending"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+)
+
+// body is the JSON every delivery carries (decisions.md 8.3).
+type body struct {
+	Type      string `json:"type"`
+	Timestamp string `json:"timestamp"`
+	Data      any    `json:"data"`
+}
+
+const root = "webhooks"
+
+func deliveryKey(project, hook, u string) []byte { return store.Key(root, "d", project, hook, u) }
+func queueKey(due int64, project, hook, u string) []byte {
+	return store.Key(root, "q", fmt.Sprintf("%020d", due), project, hook, u)
+}
+func orderPrefix(project, hook, order string) []byte {
+	return store.Prefix(root, "o", project, hook, orderPart(order))
+}
+func orderKey(project, hook, order, u string) []byte {
+	return store.Key(root, "o", project, hook, orderPart(order), u)
+}
+func attemptPrefix(project, hook string) []byte { return store.Prefix(root, "a", project, hook) }
+func attemptKey(project, hook, u string) []byte { return store.Key(root, "a", project, hook, u) }
+
+// orderPart keeps an order key free of the key separator.
+func orderPart(order string) string { return strings.ReplaceAll(order, string(store.Sep), "_") }
+
+// Enqueue writes one pending delivery of ev for every webhook of ev.Project that subscribes to
+// ev.Type, inside txn: the deliveries commit (or vanish) with the caller's own writes. It
+// reads the project's webhooks through a cache, so a project without webhooks costs a map
+// lookup. txn may be re-run by the store; Enqueue is safe to repeat (fresh ids each run).
+func (s *Service) Enqueue(ctx context.Context, txn *store.Txn, ev Event) error {
+	if !isEvent(ev.Type) {
+		return fmt.Errorf("%w: %q", ErrBadEvent, ev.Type)
+	}
+	hooks, err := s.projectHooks(ctx, ev.Project)
+	if err != nil {
+		return fmt.Errorf("webhooks: read the project's webhooks: %w", err)
+	}
+	var raw []byte
+	for _, h := range hooks {
+		if !h.Subscribes(ev.Type) {
+			continue
+		}
+		if raw == nil {
+			at := ev.At
+			if at.IsZero() {
+				at = s.now()
+			}
+			if raw, err = json.Marshal(body{Type: ev.Type, Timestamp: at.UTC().Format(tenancy.TimeFormat), Data: ev.Data}); err != nil {
+				return fmt.Errorf("webhooks: encode %s event: %w", ev.Type, err)
+			}
+		}
+		now := s.now()
+		u := store.NewID()
+		d := Delivery{ID: "msg_" + u, Project: ev.Project, Webhook: h.Name, Type: ev.Type, Order: ev.Order, Body: raw,
+			CreatedAt: now.UTC(), Due: now.UnixNano(), Status: StatusPending}
+		if err := s.put(txn, &d, 0); err != nil {
+			return err
+		}
+	}
+	if raw != nil {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+func isEvent(t string) bool {
+	return slices.Contains(Events, t)
+}
+
+// put writes d and keeps its queue and order entries in step with its status; prevDue is the
+// due time of its current queue entry (0 for none).
+func (s *Service) put(txn *store.Txn, d *Delivery, prevDue int64) error {
+	u := strings.TrimPrefix(d.ID, "msg_")
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	if err := txn.Set(deliveryKey(d.Project, d.Webhook, u), raw); err != nil {
+		return err
+	}
+	if prevDue != 0 && prevDue != d.Due || prevDue != 0 && d.Status != StatusPending {
+		if err := txn.Delete(queueKey(prevDue, d.Project, d.Webhook, u)); err != nil {
+			return err
+		}
+	}
+	if d.Status != StatusPending {
+		if d.Order != "" {
+			return txn.Delete(orderKey(d.Project, d.Webhook, d.Order, u))
+		}
+		return nil
+	}
+	if prevDue != d.Due {
+		if err := txn.Set(queueKey(d.Due, d.Project, d.Webhook, u), nil); err != nil {
+			return err
+		}
+	}
+	if d.Order != "" && prevDue == 0 {
+		return txn.Set(orderKey(d.Project, d.Webhook, d.Order, u), nil)
+	}
+	return nil
+}

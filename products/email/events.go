@@ -1,0 +1,88 @@
+package email
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// Events is told of every status a message moves to (sent, delivered, bounced, spam,
+// suppressed, failed), once per move and in order, inside the transaction that records the move:
+// the composition root turns each into an email.<status> webhook event (decisions.md 8.3), and
+// a crash loses neither the move nor its event.
+type Events interface {
+	MessageMoved(ctx context.Context, txn *store.Txn, m *Message, to Status, at time.Time) error
+}
+
+// persist is save plus one Events call for each status m moved through since prev.
+func (s *Service) persist(ctx context.Context, txn *store.Txn, m *Message, prev Status, prevDue int64) error {
+	if err := save(txn, m, prev, prevDue); err != nil {
+		return err
+	}
+	if s.events == nil || prev == m.Status {
+		return nil
+	}
+	for _, e := range moves(m, prev) {
+		at, _ := time.Parse(tenancy.TimeFormat, e.At)
+		if err := s.events.MessageMoved(ctx, txn, m, e.Status, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moves returns the log entries that moved m's status since it was prev, oldest first (a
+// delivery moves queued → sent → delivered in one write).
+func moves(m *Message, prev Status) []LogEntry {
+	var out []LogEntry
+	for i := len(m.Log) - 1; i > 0; i-- {
+		if m.Log[i].Status == m.Log[i-1].Status {
+			continue
+		}
+		out = append([]LogEntry{m.Log[i]}, out...)
+		if m.Log[i-1].Status == prev {
+			break
+		}
+	}
+	return out
+}
+
+// QueueTx builds a message for project like Send does (the project's sender, a template or an
+// inline body, tags, metadata) and queues it inside txn, the caller's transaction: the form
+// notifications of decisions.md 8.3 commit with their submission. The email.send plugin hook
+// does not run (the gateway itself is the sender); the suppression list applies at delivery
+// like for every message. It returns the message id.
+func (s *Service) QueueTx(ctx context.Context, txn *store.Txn, projectID string, req SendRequest) (string, error) {
+	p, err := s.readProject(ctx, projectID)
+	if err != nil {
+		return "", err
+	}
+	if !p.ok {
+		return "", ErrProjectNotFound
+	}
+	m, _, err := s.build(ctx, p.v, req)
+	if err != nil {
+		return "", err
+	}
+	s.dueMu.Lock()
+	m.Due = max(s.now().UnixNano(), s.lastDue+1)
+	s.lastDue = m.Due
+	s.dueMu.Unlock()
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("email: encode message: %w", err)
+	}
+	if err := insert(txn, m, raw); err != nil {
+		return "", err
+	}
+	// The worker also polls: a wake before the caller's commit only costs an empty scan.
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return m.ID, nil
+}
