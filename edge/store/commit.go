@@ -264,10 +264,12 @@ func (c *committer) try(ops []*op) (int, error) {
 			break
 		}
 		if err := st.apply(txn); err != nil {
-			// The size estimate fell short: the transaction holds part of this op's writes.
-			if n == 0 {
+			// Badger refused a write (the size estimate fell short, or a key it does not
+			// take): the transaction holds part of this op's writes, so it is dropped. Alone,
+			// the op gets the error; else the ops before it are committed without it.
+			if count == 0 {
 				o.err = mapErr(err)
-				return 1, nil
+				return n + 1, nil
 			}
 			return n, errSplit
 		}

@@ -415,3 +415,36 @@ func TestLogFilesInNumericOrder(t *testing.T) {
 		t.Errorf("logFiles = %v %v", mems, vlogs)
 	}
 }
+
+// A write badger refuses (an empty key) fails its own Update only; the others commit.
+func TestRefusedWriteFailsItsUpdateOnly(t *testing.T) {
+	t.Parallel()
+	db, err := Open(Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var wg sync.WaitGroup
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			k := fmt.Sprintf("k/%02d", i)
+			if i%10 == 3 {
+				k = ""
+			}
+			err := db.Update(context.Background(), func(tx *Txn) error { return tx.Set([]byte(k), []byte("v")) })
+			if (err != nil) != (k == "") {
+				t.Errorf("Update(%q) = %v", k, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	n := 0
+	_ = db.View(context.Background(), func(tx *Txn) error {
+		return tx.Iterate(IterOptions{Prefix: []byte("k/"), KeysOnly: true}, func(_, _ []byte) (bool, error) { n++; return true, nil })
+	})
+	if n != 45 {
+		t.Errorf("%d keys written, want 45", n)
+	}
+}

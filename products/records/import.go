@@ -70,7 +70,7 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 			defer func() { keys = w.keys }()
 			for i, rec := range chunk {
 				if !explicit[i] {
-					old, err := getRecord(txn, project, coll, rec.id)
+					old, err := w.get(project, coll, rec.id)
 					if err != nil {
 						return err
 					}

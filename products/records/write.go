@@ -30,10 +30,26 @@ type txWriter struct {
 	deltas map[string]int64
 	// keys are the record keys written, for cache invalidation after the commit.
 	keys []string
+	// read holds the records this writer read or wrote by key (nil: none stored), so a write
+	// that looks at the stored version first does not read it twice.
+	read map[string]*record
 }
 
 func newTxWriter(txn *store.Txn) *txWriter {
-	return &txWriter{txn: txn, deltas: map[string]int64{}}
+	return &txWriter{txn: txn, deltas: map[string]int64{}, read: map[string]*record{}}
+}
+
+// get returns the stored record (nil when missing) as this transaction sees it.
+func (w *txWriter) get(project, coll, id string) (*record, error) {
+	k := string(recKey(project, coll, id))
+	if r, ok := w.read[k]; ok {
+		return r, nil
+	}
+	r, err := getRecord(w.txn, project, coll, id)
+	if err == nil {
+		w.read[k] = r
+	}
+	return r, err
 }
 
 // index adds (or removes) the field index entries of r, and its compound entries under sch (none
@@ -89,7 +105,7 @@ func (w *txWriter) journal(project, coll, id string) error {
 // put stores rec, built under sch (replacing any previous version), and returns the previous
 // one (nil when new).
 func (w *txWriter) put(project, coll string, sch *Schema, rec *record) (*record, error) {
-	old, err := getRecord(w.txn, project, coll, rec.id)
+	old, err := w.get(project, coll, rec.id)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +119,7 @@ func (w *txWriter) put(project, coll string, sch *Schema, rec *record) (*record,
 	if err := w.txn.Set(k, encodeRecord(rec)); err != nil {
 		return nil, err
 	}
+	w.read[string(k)] = rec
 	if rec.published {
 		if err := w.index(project, coll, sch, rec, true); err != nil {
 			return nil, err
@@ -114,7 +131,7 @@ func (w *txWriter) put(project, coll string, sch *Schema, rec *record) (*record,
 // del removes a record of a collection with schema sch (nil when the collection is gone); it
 // reports whether there was one.
 func (w *txWriter) del(project, coll string, sch *Schema, id string) (bool, error) {
-	old, err := getRecord(w.txn, project, coll, id)
+	old, err := w.get(project, coll, id)
 	if err != nil || old == nil {
 		return false, err
 	}
@@ -127,6 +144,7 @@ func (w *txWriter) del(project, coll string, sch *Schema, id string) (bool, erro
 	if err := w.txn.Delete(recKey(project, coll, id)); err != nil {
 		return false, err
 	}
+	w.read[string(recKey(project, coll, id))] = nil
 	return true, w.journal(project, coll, id)
 }
 
@@ -214,7 +232,7 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 		w := newTxWriter(txn)
 		defer func() { keys = w.keys }()
 		if in.CreatedAt == "" {
-			if old, err := getRecord(txn, project, coll, rec.id); err != nil {
+			if old, err := w.get(project, coll, rec.id); err != nil {
 				return err
 			} else if old != nil {
 				c, _ := old.times()
@@ -271,7 +289,8 @@ func (s *Service) SetPublished(ctx context.Context, project, coll, id string, pu
 	var rec *record
 	defer s.invalidate([]string{string(recKey(project, coll, id))})
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
-		old, err := getRecord(txn, project, coll, id)
+		w := newTxWriter(txn)
+		old, err := w.get(project, coll, id)
 		if err != nil {
 			return err
 		}
@@ -284,7 +303,6 @@ func (s *Service) SetPublished(ctx context.Context, project, coll, id string, pu
 			_, u = old.times()
 		}
 		rec = buildRecord(sch, id, published, old.data(), c, u)
-		w := newTxWriter(txn)
 		if _, err := w.put(project, coll, sch, rec); err != nil {
 			return err
 		}

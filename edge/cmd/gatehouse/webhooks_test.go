@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -320,4 +321,83 @@ func TestWebhookEgressRefusedByDefault(t *testing.T) {
 	if n != 0 {
 		t.Errorf("the loopback receiver got %d requests, want none", n)
 	}
+}
+
+// SIGKILL after a submission was acknowledged and before its notification and webhook were
+// delivered (the SMTP server and the receiver hold them in flight) loses neither: after the
+// restart on the same data folder both arrive.
+func TestNotificationAndWebhookSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
+	rcv := newHookReceiver(t)
+	rcv.mu.Lock()
+	rcv.failed = true // no scripted 500 here
+	rcv.mu.Unlock()
+	release := make(chan struct{})
+	var held atomic.Int32
+	holding := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held.Add(1)
+		select { // hold the delivery in flight until the process is gone
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer holding.Close()
+	defer close(release)
+	mail := smtptest.Start(t, nil)
+	mail.SetDelay(time.Hour)
+
+	data := t.TempDir()
+	cfg := filepath.Join(data, "empty.yaml")
+	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write := func(url string) string {
+		f := filepath.Join(data, "tenants.yaml")
+		if err := os.WriteFile(f, []byte(hooksDoc(url)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	env := []string{
+		"GATEHOUSE_EGRESS_ALLOW_PRIVATE_NETWORKS=true",
+		"GATEHOUSE_EMAIL_TRANSPORT=smtp", "GATEHOUSE_EMAIL_SMTP_HOST=127.0.0.1",
+		"GATEHOUSE_EMAIL_SMTP_PORT=" + strconv.Itoa(mail.Port), "GATEHOUSE_EMAIL_SMTP_TLS=none",
+		"GATEHOUSE_WEBHOOKS_POLL_INTERVAL=20ms", "GATEHOUSE_WEBHOOKS_BASE_BACKOFF=20ms",
+	}
+	p := startProcEnv(t, env, "--data", data, "--config", cfg, "--tenants", write(holding.URL))
+	code, body := do(t, "POST", p.url+"/forms/forms/contact/submit", "pk_live_site_web", `{"data":{"name":"Kim","email":"kim@example.com"}}`)
+	if code != 201 {
+		t.Fatalf("submit: %d %s", code, body)
+	}
+	var receipt struct{ ID string }
+	_ = json.Unmarshal([]byte(body), &receipt)
+	for held.Load() == 0 { // the webhook is in flight
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	p.done <- nil
+	mail.SetDelay(0)
+
+	// The restart points the webhook at a receiver that answers (the same delivery is sent:
+	// the queue holds it, not the URL).
+	p2 := startProcEnv(t, env, "--data", data, "--config", cfg, "--tenants", write(rcv.URL))
+	subs := rcv.waitFor(t, "form.submitted", 1)
+	if subs[0].Data["id"] != receipt.ID {
+		t.Errorf("form.submitted after the restart = %+v, want submission %s", subs[0].Data, receipt.ID)
+	}
+	rcv.waitFor(t, "email.delivered", 2) // the notification and the auto-reply
+	owner := 0
+	for _, m := range mail.Messages() {
+		if m.To[0] == "owner@acme.test" && strings.Contains(string(m.Data), "Kim") {
+			owner++
+		}
+	}
+	if owner == 0 {
+		t.Error("the notification was lost across the SIGKILL")
+	}
+	p2.stop(t)
 }
