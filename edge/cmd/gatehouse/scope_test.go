@@ -231,6 +231,7 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"POST /plugins": {path: "/plugins?project=globex-site&name=x", body: "\x00asm", want: 403},
 
 		"GET /orgs/:org/keys":                            {path: "/orgs/globex/keys", want: 404},
+		"GET /orgs/:org/projects":                        {path: "/orgs/globex/projects", want: 404},
 		"DELETE /orgs/:org/keys/:name":                   {path: "/orgs/globex/keys/web", want: 404},
 		"DELETE /orgs/:org/projects/:project/keys/:name": {path: "/orgs/globex/projects/globex-site/keys/web", want: 404},
 		"GET /orgs/:org/suppressions":                    {path: "/orgs/globex/suppressions", want: 404},
