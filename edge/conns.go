@@ -38,7 +38,7 @@ type connListener struct {
 	net.Listener
 	mu       sync.Mutex
 	conns    map[*trackedConn]struct{}
-	stopping bool
+	stopping atomic.Bool   // set under mu; read without it on every answer
 	drained  chan struct{} // closed when stopping and no connection is left
 	once     sync.Once
 	err      error
@@ -57,7 +57,7 @@ func (l *connListener) Accept() (net.Conn, error) {
 	tc := &trackedConn{Conn: c, l: l}
 	tc.quiet.Store(true)
 	l.mu.Lock()
-	if l.stopping {
+	if l.stopping.Load() {
 		l.mu.Unlock()
 		_ = c.Close()
 		return nil, net.ErrClosed
@@ -77,7 +77,7 @@ func (l *connListener) Close() error {
 // have been answered and closed.
 func (l *connListener) stop() {
 	l.mu.Lock()
-	l.stopping = true
+	l.stopping.Store(true)
 	l.mu.Unlock()
 	_ = l.Close()
 	l.mu.Lock()
@@ -94,12 +94,6 @@ func (l *connListener) stop() {
 	}
 }
 
-func (l *connListener) isStopping() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.stopping
-}
-
 func (l *connListener) forget(c *trackedConn) {
 	l.mu.Lock()
 	delete(l.conns, c)
@@ -109,7 +103,7 @@ func (l *connListener) forget(c *trackedConn) {
 
 // checkDrained closes drained when stopping with no connection left (l.mu held).
 func (l *connListener) checkDrained() {
-	if l.stopping && len(l.conns) == 0 {
+	if l.stopping.Load() && len(l.conns) == 0 {
 		select {
 		case <-l.drained:
 		default:
@@ -181,7 +175,7 @@ func connState(c net.Conn, st fasthttp.ConnState) {
 		return
 	}
 	tc.quiet.Store(true)
-	if tc.l.isStopping() && tc.isQuiet() {
+	if tc.l.stopping.Load() && tc.isQuiet() {
 		tc.closeNow()
 	}
 }
@@ -191,10 +185,7 @@ func connState(c net.Conn, st fasthttp.ConnState) {
 func (s *Server) closeWhileStopping(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		next(ctx)
-		s.mu.Lock()
-		stopping := s.stopping
-		s.mu.Unlock()
-		if stopping {
+		if s.stopping.Load() {
 			ctx.SetConnectionClose()
 		}
 	}
@@ -204,7 +195,7 @@ func (s *Server) closeWhileStopping(next fasthttp.RequestHandler) fasthttp.Reque
 func (s *Server) Serve(ln net.Listener) error {
 	cl := newConnListener(ln)
 	s.mu.Lock()
-	if s.stopping {
+	if s.stopping.Load() {
 		s.mu.Unlock()
 		return nil
 	}
@@ -222,7 +213,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // connection).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.stopping = true
+	s.stopping.Store(true)
 	cl := s.ln
 	s.mu.Unlock()
 	if cl == nil {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -62,7 +63,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	ln       *connListener // set by Serve
-	stopping bool          // set by Shutdown
+	stopping atomic.Bool   // set by Shutdown (under mu)
 }
 
 // New builds the fiber app with the middleware order: request id, access log (which renders
