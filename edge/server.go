@@ -53,6 +53,10 @@ type Options struct {
 	ProjectOrg func(ctx context.Context, project string) (string, error)
 	// Ready reports whether storage and indexes are ready; nil error means ready.
 	Ready func() error
+	// PoisonRequestMemory (tests only) overwrites the request memory fiber lends to handlers
+	// once each request is answered, so a handler that keeps any of it fails its tests
+	// (poison.go). Never set in production.
+	PoisonRequestMemory bool
 }
 
 // Server is the gateway's HTTP server.
@@ -108,6 +112,9 @@ func New(o Options) (*Server, error) {
 	s := &Server{app: app, log: log, metrics: newHTTPMetrics(reg)}
 	app.Server().Handler = s.closeWhileStopping(app.Server().Handler)
 	app.Server().ConnState = connState
+	if o.PoisonRequestMemory {
+		app.Use(poisonRequestMemory)
+	}
 	app.Use(httpx.RequestID())
 	app.Use(httpx.AccessLog(log, s.metrics.observe))
 	app.Use(httpx.Recover(log))

@@ -56,6 +56,9 @@ type Options struct {
 	Dir string
 	// Now is the tenancy clock.
 	Now func() time.Time
+	// KeepRequestMemory turns off the poisoning of request memory after each request
+	// (edge.Options.PoisonRequestMemory), to show what a test catches with it on.
+	KeepRequestMemory bool
 }
 
 // Harness is a running gateway.
@@ -112,8 +115,11 @@ func New(t testing.TB, o Options) *Harness {
 	}
 	h.Accounts = accounts.New(db, accounts.Options{Now: o.Now})
 	acc := admin.NewAccounts(h.Accounts, ten, admin.SecureCookie(cfg.PublicURL), "/")
+	// Every harness poisons the request memory fiber lends to handlers after each request: a
+	// handler that keeps a string of a request fails its product's tests at once.
 	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: reg, Products: products,
-		Admin: []edge.AdminProduct{admin.New(ten), acc}, Sessions: acc, ProjectOrg: projectOrg(ten)})
+		Admin: []edge.AdminProduct{admin.New(ten), acc}, Sessions: acc, ProjectOrg: projectOrg(ten),
+		PoisonRequestMemory: !o.KeepRequestMemory})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -54,7 +55,9 @@ func (c *Cache[V]) Get(ctx context.Context, project, name string, load func(cont
 	}
 	c.mu.Lock()
 	if c.gen == gen {
-		c.lru.Add(k, v)
+		// The key outlives the call: a caller may pass strings that view a request's memory
+		// (route parameters), which the server reuses for the next request.
+		c.lru.Add(cacheKey{strings.Clone(project), strings.Clone(name)}, v)
 	}
 	c.mu.Unlock()
 	return v, nil

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/products/records"
@@ -280,5 +281,48 @@ func TestConcurrentAdminWritesKeepCounts(t *testing.T) {
 	}
 	if got := string(h.Do("GET", posts+"/aggregate?groupBy=category", nil, "X-API-Key", pk).Body); got != `{"groups":{"guides":102,"news":52,"reviews":1}}` {
 		t.Errorf("groups = %s", got)
+	}
+}
+
+// A write is readable by the very next request, single read and list, even when the previous
+// version sat in the read caches; and the title worker, not a caller, brings it to q.
+func TestWriteReadableByNextRequest(t *testing.T) {
+	t.Parallel()
+	h, _ := newHarness(t)
+	read := func() string {
+		t.Helper()
+		r := h.Do("GET", posts+"/records/post-2", nil, "X-API-Key", pk)
+		return fmt.Sprint(r.JSON(t)["title"])
+	}
+	listed := func() string {
+		t.Helper()
+		for _, it := range list(t, h, pk, posts+"/records?filter=category:eq:guides").Items {
+			if it["id"] == "post-2" {
+				return fmt.Sprint(it["title"])
+			}
+		}
+		return ""
+	}
+	for i := 0; i < 5; i++ {
+		// Warm the caches with the current version, then replace it.
+		_, _ = read(), listed()
+		title := fmt.Sprintf("Version %d ocelot", i)
+		r := h.Admin("PUT", adminPosts+"/post-2", map[string]any{"data": map[string]any{"title": title, "category": "guides"}})
+		if r.Status != 200 {
+			t.Fatalf("replace = %d %s", r.Status, r.Body)
+		}
+		if got := read(); got != title {
+			t.Errorf("read after replace %d = %q", i, got)
+		}
+		if got := listed(); got != title {
+			t.Errorf("list after replace %d = %q", i, got)
+		}
+	}
+	// No SyncTitles here: the background worker indexes the journal on its own.
+	for {
+		if got := ids(list(t, h, pk, posts+"/records?q=ocelot")); len(got) == 1 && got[0] == "post-2" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
