@@ -4,8 +4,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
 // MountAdmin adds the dashboard's asset routes (pending and private assets included):
@@ -19,7 +19,7 @@ func (a *API) MountAdmin(r fiber.Router) {
 func (a *API) adminList(c *fiber.Ctx) error {
 	sc := Scope{Org: utils.CopyString(c.Query("org")), Project: utils.CopyString(c.Query("project"))}
 	if sc.Org == "" {
-		return httpx.Validation(httpx.FieldProblem{Field: "org", Problem: "is required"})
+		return apierr.Validation(apierr.FieldProblem{Field: "org", Problem: "is required"})
 	}
 	if err := auth.RequireOrg(c, sc.Org); err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
 	"github.com/gatehouse-dev/gatehouse/products/email"
@@ -74,7 +74,7 @@ func (f formEvents) SubmissionAccepted(ctx context.Context, txn *store.Txn, a fo
 // the submission. Storage errors abort.
 func (f formEvents) queue(ctx context.Context, txn *store.Txn, a forms.Accepted, req email.SendRequest) error {
 	_, err := f.mail.QueueTx(ctx, txn, a.Project, req)
-	var apiErr *httpx.Error
+	var apiErr *apierr.Error
 	if errors.As(err, &apiErr) {
 		f.log.Warn("form email not sent", "project", a.Project, "form", a.Form.Slug, "submission", a.Submission.ID,
 			"tag", req.Tags[0], "err", err)
