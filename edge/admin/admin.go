@@ -29,6 +29,7 @@ func (a *API) MountAdmin(r fiber.Router) {
 	r.Post("/apply", auth.OperatorOnly, httpx.BodyLimit(tenancy.MaxDocumentBytes), a.apply)
 	r.Post("/keys", a.createKey)
 	r.Get("/orgs/:org/keys", a.listKeys)
+	r.Get("/orgs/:org/projects", a.listProjects)
 	r.Delete("/orgs/:org/keys/:name", a.revokeKey)
 	r.Delete("/orgs/:org/projects/:project/keys/:name", a.revokeKey)
 }

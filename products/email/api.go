@@ -46,6 +46,7 @@ func (a *API) MountAdmin(r fiber.Router) {
 	r.Get("/orgs/:org/suppressions", a.listSuppressions)
 	r.Post("/orgs/:org/suppressions", a.addSuppression)
 	r.Delete("/orgs/:org/suppressions/:email", a.removeSuppression)
+	a.mountTemplates(r)
 }
 
 // errNoOrg answers a suppression route of an org that does not exist.

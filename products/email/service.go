@@ -362,40 +362,10 @@ func (s *Service) renderTemplate(ctx context.Context, m *Message, project, slug 
 	if !ft.ok {
 		return fmt.Errorf("%w: %q", ErrTemplateNotFound, slug)
 	}
-	t := ft.v
 	m.TemplateID = slug
 	var missing []string
-	render := func(src string, esc bool) string {
-		out, err := Render(src, vars, esc)
-		var me *MissingError
-		if errors.As(err, &me) {
-			missing = append(missing, me.Names...)
-		}
-		return out
-	}
-	m.Subject = strings.Join(strings.Fields(render(t.Subject, false)), " ")
-	if LooksLikeHTML(t.Body) {
-		m.HTML = render(t.Body, true)
-		if t.Text != "" {
-			m.Text = render(t.Text, false)
-		} else {
-			m.Text = HTMLToText(m.HTML)
-		}
-	} else {
-		m.Text = render(t.Body, false)
-	}
-	if len(missing) > 0 {
-		var problems []apierr.FieldProblem
-		seen := map[string]bool{}
-		for _, n := range missing {
-			if !seen[n] {
-				seen[n] = true
-				problems = append(problems, apierr.FieldProblem{Field: "variables." + n, Problem: "required by the template"})
-			}
-		}
-		return apierr.Validation(problems...)
-	}
-	return nil
+	m.Subject, m.HTML, m.Text, missing = ft.v.render(vars)
+	return missingVariables(missing)
 }
 
 // checkAddress reports an address object the transports could not encode (encodeAddress).

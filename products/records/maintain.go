@@ -88,7 +88,7 @@ func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 		case <-s.titleKick:
 		case <-tick.C:
 			ticks++
-			full = ticks%10 == 0
+			full = ticks%60 == 0
 		}
 		if err := s.drainJournal(context.Background(), full); err != nil {
 			s.log.Error("records: update title index; retrying", "err", err)
@@ -189,7 +189,8 @@ func (s *Service) drainTitlesErr(ctx context.Context) error { return s.drainJour
 // A full drain reads the journal from its start; otherwise it starts after the last entry the
 // previous drain saw, which skips the deleted entries badger keeps until compaction (journal
 // ids grow in commit order: the committer runs writes one after another; full drains, at start
-// and every few seconds, catch anything else).
+// and every minute, catch an entry a wall clock stepping back would have put behind the
+// resume point; they walk the deleted entries badger has not compacted away yet).
 func (s *Service) drainJournal(ctx context.Context, full bool) error {
 	s.titleMu.Lock()
 	defer s.titleMu.Unlock()

@@ -231,6 +231,7 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"POST /plugins": {path: "/plugins?project=globex-site&name=x", body: "\x00asm", want: 403},
 
 		"GET /orgs/:org/keys":                            {path: "/orgs/globex/keys", want: 404},
+		"GET /orgs/:org/projects":                        {path: "/orgs/globex/projects", want: 404},
 		"DELETE /orgs/:org/keys/:name":                   {path: "/orgs/globex/keys/web", want: 404},
 		"DELETE /orgs/:org/projects/:project/keys/:name": {path: "/orgs/globex/projects/globex-site/keys/web", want: 404},
 		"GET /orgs/:org/suppressions":                    {path: "/orgs/globex/suppressions", want: 404},
@@ -247,6 +248,12 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"GET /email/messages":     {path: "/email/messages", want: 200},
 		"GET /email/messages/:id": {path: "/email/messages/" + f.message, want: 404},
 		"POST /email/events":      {path: "/email/events", body: `{"messageId":"` + f.message + `","type":"delivered"}`, want: 404},
+
+		"GET /projects/:project/email/templates":                {path: "/projects/globex-site/email/templates", want: 404},
+		"GET /projects/:project/email/templates/:slug":          {path: "/projects/globex-site/email/templates/welcome", want: 404},
+		"PUT /projects/:project/email/templates/:slug":          {path: "/projects/globex-site/email/templates/welcome", body: `{"subject":"x","body":"y"}`, want: 404},
+		"DELETE /projects/:project/email/templates/:slug":       {path: "/projects/globex-site/email/templates/welcome", want: 404},
+		"POST /projects/:project/email/templates/:slug/preview": {path: "/projects/globex-site/email/templates/welcome/preview", body: `{"variables":{"name":"x"}}`, want: 404},
 
 		"GET /assets":     {path: "/assets?org=globex", want: 404},
 		"GET /assets/:id": {path: "/assets/" + f.asset, want: 404},

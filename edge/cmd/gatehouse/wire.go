@@ -86,6 +86,9 @@ func wire(ctx context.Context, d deps) (*assembly, error) {
 	if err := a.addRecords(ctx, d); err != nil {
 		return nil, err
 	}
+	if err := a.addDashboard(d); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

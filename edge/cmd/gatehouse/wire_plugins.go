@@ -20,6 +20,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
+	"github.com/gatehouse-dev/gatehouse/products/records"
 )
 
 // addPlugins starts the Wasm host and keeps its registrations in step with the tenants
@@ -313,6 +314,21 @@ func (p pluginVerifier) Verify(ctx context.Context, ch forms.Challenge) (forms.V
 		return forms.Verdict{}, err
 	}
 	return forms.Verdict{Success: ok}, nil
+}
+
+// recordsPlugins runs the records.read plugins over a page of records; a fail-closed plugin
+// that gives no verdict answers 503 PLUGIN_FAILED (or PLUGIN_BUSY), as for the other hooks.
+type recordsPlugins struct{ h *host.Host }
+
+var _ records.ReadFilter = recordsPlugins{}
+
+// RecordsRead runs the project's records.read plugins.
+func (r recordsPlugins) RecordsRead(ctx context.Context, project, collection string, page []json.RawMessage) ([]json.RawMessage, error) {
+	out, err := r.h.RecordsRead(ctx, project, collection, page)
+	if err != nil {
+		return nil, pluginError(err)
+	}
+	return out, nil
 }
 
 // emailPlugins runs the email.send plugins on a message before it is queued.

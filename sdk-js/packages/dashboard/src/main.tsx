@@ -1,0 +1,164 @@
+// The dashboard app: sign-in, then a shell with the org and project pickers and one page per
+// product, each a client of the admin API (decisions.md 8.2).
+import { StrictMode, useCallback, useEffect, useState, type ReactElement } from 'react';
+import { createRoot } from 'react-dom/client';
+import { api, ApiError, setSession, type Session } from './api';
+import { navigate, useRoute } from './router';
+import { ErrorNote, Link } from './ui';
+import { Scope, ScopeBar, useScope } from './scope';
+import { ProjectsPage } from './pages/projects';
+import { KeysPage } from './pages/keys';
+import { EmailPage } from './pages/email';
+import { FormsPage } from './pages/forms';
+import { FilesPage } from './pages/files';
+import { RecordsPage } from './pages/records';
+import { MembershipPage } from './pages/membership';
+import { PluginsPage } from './pages/plugins';
+import { WebhooksPage } from './pages/webhooks';
+
+/** The pages in navigation order: path, link name, component. */
+const pages: { path: string; name: string; Page: (p: { scope: Scope }) => ReactElement }[] = [
+  { path: '/', name: 'Projects', Page: ProjectsPage },
+  { path: '/keys', name: 'Keys', Page: KeysPage },
+  { path: '/email', name: 'Email', Page: EmailPage },
+  { path: '/forms', name: 'Forms', Page: FormsPage },
+  { path: '/files', name: 'Files', Page: FilesPage },
+  { path: '/records', name: 'Records', Page: RecordsPage },
+  { path: '/membership', name: 'Membership', Page: MembershipPage },
+  { path: '/plugins', name: 'Plugins', Page: PluginsPage },
+  { path: '/webhooks', name: 'Webhooks', Page: WebhooksPage },
+];
+
+function App() {
+  const [session, setS] = useState<Session | null>(null);
+  const [checked, setChecked] = useState(false);
+  const [bootError, setBootError] = useState<unknown>(null);
+  const signedOut = useCallback(() => setS(null), []);
+  useEffect(() => {
+    api<Session>('/session', { quiet401: true })
+      .then((s) => {
+        setSession(s.csrfToken, signedOut);
+        setS(s);
+      })
+      .catch((e) => {
+        if (!(e instanceof ApiError && (e.status === 401 || e.status === 404))) setBootError(e);
+      })
+      .finally(() => setChecked(true));
+  }, [signedOut]);
+  if (!checked) return <p className="boot">Loading the dashboard…</p>;
+  if (!session)
+    return (
+      <SignIn
+        error={bootError}
+        onSignedIn={(s) => {
+          setSession(s.csrfToken, signedOut);
+          setS(s);
+        }}
+      />
+    );
+  return <Shell session={session} onSignOut={signedOut} />;
+}
+
+function SignIn({ onSignedIn, error }: { onSignedIn: (s: Session) => void; error: unknown }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [err, setErr] = useState<unknown>(error);
+  useEffect(() => {
+    document.title = 'Sign in · Gatehouse';
+  }, []);
+  return (
+    <main className="signin">
+      <h1>Gatehouse</h1>
+      <form
+        aria-labelledby="signin-title"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setBusy(true);
+          setErr(null);
+          try {
+            const s = await api<Session>('/session', { method: 'POST', body: { email, password }, quiet401: true });
+            onSignedIn(s);
+          } catch (x) {
+            setErr(x);
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <h2 id="signin-title">Sign in to the dashboard</h2>
+        <label htmlFor="signin-email">Email</label>
+        <input id="signin-email" type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} autoFocus />
+        <label htmlFor="signin-password">Password</label>
+        <input id="signin-password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+        <button type="submit" className="primary" disabled={busy}>
+          Sign in
+        </button>
+        <ErrorNote error={err} />
+      </form>
+    </main>
+  );
+}
+
+function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
+  const route = useRoute();
+  const scope = useScope(session);
+  const page = pages.find((p) => p.path === route.path) ?? null;
+  useEffect(() => {
+    document.title = `${page?.name ?? 'Not found'} · Gatehouse`;
+  }, [page]);
+  return (
+    <div className="shell">
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header>
+        <span className="brand">Gatehouse</span>
+        <ScopeBar scope={scope} />
+        <span className="who">
+          {session.email || 'operator'}
+          {session.operator ? ' (operator)' : ''}
+          <button
+            type="button"
+            onClick={async () => {
+              await api('/session', { method: 'DELETE' }).catch(() => undefined);
+              onSignOut();
+              navigate('/', true);
+            }}
+          >
+            Sign out
+          </button>
+        </span>
+      </header>
+      <nav aria-label="Main" className="mainnav">
+        <ul>
+          {pages.map((p) => (
+            <li key={p.path}>
+              <Link to={p.path} current={p === page}>
+                {p.name}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" tabIndex={-1}>
+        {page ? <page.Page scope={scope} /> : <NotFound />}
+      </main>
+    </div>
+  );
+}
+
+function NotFound() {
+  return (
+    <>
+      <h1>Not found</h1>
+      <ErrorNote error={new Error('No dashboard page at this address.')} />
+    </>
+  );
+}
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);
