@@ -56,6 +56,7 @@ func (p *Product) MountAdmin(r fiber.Router) {
 	r.Get("/projects/:project/forms/:slug/submissions", p.inbox)
 	r.Get("/projects/:project/forms/:slug/submissions/:id", p.submission)
 	r.Get("/projects/:project/forms/:slug/submissions/:id/files/:n", p.file)
+	r.Delete("/projects/:project/forms/:slug/submissions/:id", p.deleteSubmission)
 }
 
 func (p *Product) definition(c *fiber.Ctx) error {
@@ -245,6 +246,9 @@ func addValue(m map[string]any, k, v string) {
 func inboxScope(project, slug string) string { return "forms-inbox/" + project + "/" + slug }
 
 func (p *Product) inbox(c *fiber.Ctx) error {
+	if wantsCSV(c) {
+		return p.inboxCSV(c)
+	}
 	project, slug := utils.CopyString(c.Params("project")), utils.CopyString(c.Params("slug"))
 	limit, err := httpx.QueryInt(c, "limit", 25, 1, 100)
 	if err != nil {

@@ -342,11 +342,18 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 		return Receipt{}, fmt.Errorf("forms: encode submission: %w", err)
 	}
 	key := subKey(in.Project, in.Slug, sub.ID)
+	var events func(*store.Txn) error
+	if s.o.Events != nil {
+		if events, err = s.o.Events.SubmissionAccepted(ctx, s.accepted(c, sub)); err != nil {
+			s.dropFiles(sub.Files)
+			return Receipt{}, fmt.Errorf("forms: prepare the submission's events: %w", err)
+		}
+	}
 	if err := s.o.DB.Update(ctx, func(txn *store.Txn) error {
-		if err := txn.Set(key, raw); err != nil || s.o.Events == nil {
+		if err := txn.Set(key, raw); err != nil || events == nil {
 			return err
 		}
-		return s.o.Events.SubmissionAccepted(ctx, txn, s.accepted(c, sub))
+		return events(txn)
 	}); err != nil {
 		s.dropFiles(sub.Files)
 		return Receipt{}, fmt.Errorf("forms: store submission: %w", err)

@@ -261,6 +261,7 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"GET /projects/:project/forms/:slug/submissions":              {path: sub, want: 404},
 		"GET /projects/:project/forms/:slug/submissions/:id":          {path: sub + "/" + f.submission, want: 404},
 		"GET /projects/:project/forms/:slug/submissions/:id/files/:n": {path: sub + "/" + f.submission + "/files/0", want: 404},
+		"DELETE /projects/:project/forms/:slug/submissions/:id":       {path: sub + "/" + f.submission, want: 404},
 
 		"POST /projects/:project/collections/:collection/records\\:import":      {path: rec + ":import", body: `{"id":"g-2","data":{"title":"x"}}`, want: 404},
 		"POST /projects/:project/collections/:collection/records":               {path: rec, body: `{"id":"g-1","data":{"title":"x"}}`, want: 404},
@@ -353,6 +354,9 @@ func TestAdminRoutesScopeEveryRoute(t *testing.T) {
 	}
 	if out := g.admin(t, "GET", "/orgs/globex/keys", ""); !strings.Contains(out, `"name":"web"`) || strings.Contains(out, `"revoked":true`) {
 		t.Errorf("globex keys after the member's requests: %s", out)
+	}
+	if out := g.admin(t, "GET", "/projects/globex-site/forms/contact/submissions/"+f.submission, ""); !strings.Contains(out, "globex-secret@example.test") {
+		t.Errorf("globex submission after the member's requests: %s", out)
 	}
 	if code, out := g.call(t, "GET", "/records/projects/globex-site/collections/posts/records/g-1", "", "", "X-API-Key", "pk_live_globex_scope_web"); code != 200 || !strings.Contains(out, "Globex secret") {
 		t.Errorf("globex record after the member's requests: %d %s", code, out)
