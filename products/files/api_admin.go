@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
 // MountAdmin adds the dashboard's asset routes (pending and private assets included):
@@ -66,7 +67,7 @@ func (a *API) adminEdit(c *fiber.Ctx) error {
 		return err
 	}
 	var e Edit
-	var probs []httpx.FieldProblem
+	var probs []apierr.FieldProblem
 	for k, raw := range m {
 		isNull := string(raw) == "null"
 		switch k {
@@ -75,7 +76,7 @@ func (a *API) adminEdit(c *fiber.Ctx) error {
 			if !isNull {
 				v = new(string)
 				if err := json.Unmarshal(raw, v); err != nil {
-					probs = append(probs, httpx.FieldProblem{Field: k, Problem: "must be a string or null"})
+					probs = append(probs, apierr.FieldProblem{Field: k, Problem: "must be a string or null"})
 				}
 			}
 			if k == "title" {
@@ -86,14 +87,14 @@ func (a *API) adminEdit(c *fiber.Ctx) error {
 		case "tags":
 			e.SetTags = true
 			if !isNull && json.Unmarshal(raw, &e.Tags) != nil {
-				probs = append(probs, httpx.FieldProblem{Field: "tags", Problem: "must be an array of strings"})
+				probs = append(probs, apierr.FieldProblem{Field: "tags", Problem: "must be an array of strings"})
 			}
 		default:
-			probs = append(probs, httpx.FieldProblem{Field: k, Problem: "is not editable (title, alt, tags)"})
+			probs = append(probs, apierr.FieldProblem{Field: k, Problem: "is not editable (title, alt, tags)"})
 		}
 	}
 	if len(probs) > 0 {
-		return httpx.Validation(probs...)
+		return apierr.Validation(probs...)
 	}
 	asset, err := a.svc.EditAsset(c.UserContext(), utils.CopyString(c.Params("id")), e, visibleTo(c))
 	if err != nil {
