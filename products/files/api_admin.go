@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
@@ -24,7 +25,7 @@ func (a *API) MountAdmin(r fiber.Router) {
 func (a *API) adminList(c *fiber.Ctx) error {
 	sc := Scope{Org: utils.CopyString(c.Query("org")), Project: utils.CopyString(c.Query("project"))}
 	if sc.Org == "" {
-		return httpx.Validation(httpx.FieldProblem{Field: "org", Problem: "is required"})
+		return apierr.Validation(apierr.FieldProblem{Field: "org", Problem: "is required"})
 	}
 	if err := auth.RequireOrg(c, sc.Org); err != nil {
 		return err
@@ -66,7 +67,7 @@ func (a *API) adminEdit(c *fiber.Ctx) error {
 		return err
 	}
 	var e Edit
-	var probs []httpx.FieldProblem
+	var probs []apierr.FieldProblem
 	for k, raw := range m {
 		isNull := string(raw) == "null"
 		switch k {
@@ -75,7 +76,7 @@ func (a *API) adminEdit(c *fiber.Ctx) error {
 			if !isNull {
 				v = new(string)
 				if err := json.Unmarshal(raw, v); err != nil {
-					probs = append(probs, httpx.FieldProblem{Field: k, Problem: "must be a string or null"})
+					probs = append(probs, apierr.FieldProblem{Field: k, Problem: "must be a string or null"})
 				}
 			}
 			if k == "title" {
@@ -86,14 +87,14 @@ func (a *API) adminEdit(c *fiber.Ctx) error {
 		case "tags":
 			e.SetTags = true
 			if !isNull && json.Unmarshal(raw, &e.Tags) != nil {
-				probs = append(probs, httpx.FieldProblem{Field: "tags", Problem: "must be an array of strings"})
+				probs = append(probs, apierr.FieldProblem{Field: "tags", Problem: "must be an array of strings"})
 			}
 		default:
-			probs = append(probs, httpx.FieldProblem{Field: k, Problem: "is not editable (title, alt, tags)"})
+			probs = append(probs, apierr.FieldProblem{Field: k, Problem: "is not editable (title, alt, tags)"})
 		}
 	}
 	if len(probs) > 0 {
-		return httpx.Validation(probs...)
+		return apierr.Validation(probs...)
 	}
 	asset, err := a.svc.EditAsset(c.UserContext(), utils.CopyString(c.Params("id")), e, visibleTo(c))
 	if err != nil {

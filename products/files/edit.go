@@ -6,8 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -29,14 +29,14 @@ type Edit struct {
 
 // check validates an edit and normalizes its tags (trimmed, deduplicated, in order).
 func (e *Edit) check() error {
-	var probs []httpx.FieldProblem
+	var probs []apierr.FieldProblem
 	text := func(field string, v *string, max int) {
 		switch {
 		case v == nil:
 		case !utf8.ValidString(*v):
-			probs = append(probs, httpx.FieldProblem{Field: field, Problem: "must be valid UTF-8"})
+			probs = append(probs, apierr.FieldProblem{Field: field, Problem: "must be valid UTF-8"})
 		case utf8.RuneCountInString(*v) > max:
-			probs = append(probs, httpx.FieldProblem{Field: field, Problem: "is too long"})
+			probs = append(probs, apierr.FieldProblem{Field: field, Problem: "is too long"})
 		}
 	}
 	text("title", e.Title, MaxTitle)
@@ -48,19 +48,19 @@ func (e *Edit) check() error {
 			t = strings.TrimSpace(t)
 			switch {
 			case t == "" || !utf8.ValidString(t) || utf8.RuneCountInString(t) > MaxTagLen || strings.ContainsAny(t, "\x00\r\n"):
-				probs = append(probs, httpx.FieldProblem{Field: "tags", Problem: "each tag must be 1-64 characters of one line"})
+				probs = append(probs, apierr.FieldProblem{Field: "tags", Problem: "each tag must be 1-64 characters of one line"})
 			case !seen[t]:
 				seen[t] = true
 				tags = append(tags, t)
 			}
 		}
 		if len(tags) > MaxTags {
-			probs = append(probs, httpx.FieldProblem{Field: "tags", Problem: "at most 50 tags"})
+			probs = append(probs, apierr.FieldProblem{Field: "tags", Problem: "at most 50 tags"})
 		}
 		e.Tags = tags
 	}
 	if len(probs) > 0 {
-		return httpx.Validation(probs...)
+		return apierr.Validation(probs...)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -63,7 +63,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cursors, err := httpx.NewCursors(secret)
+	cursors, err := cursor.NewCursors(secret)
 	if err != nil {
 		t.Fatal(err)
 	}
