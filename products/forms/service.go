@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/ratelimit"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -31,7 +31,7 @@ type FilterInput struct {
 }
 
 // Filter is the forms.submit hook (plugins implement it). It returns the data to store
-// (possibly rewritten) or an error: an *httpx.Error rejects the submission with its code.
+// (possibly rewritten) or an error: an *apierr.Error rejects the submission with its code.
 type Filter interface {
 	FilterSubmission(ctx context.Context, in FilterInput) (map[string]any, error)
 }
@@ -214,7 +214,7 @@ func (s *Service) verifier(ctx context.Context, c *compiled) (Verifier, Challeng
 		}
 		v, err := s.o.Plugins.CaptchaVerifier(ctx, c.project, plugin)
 		if err != nil || v == nil {
-			return nil, ch, httpx.New(503, CodeCaptchaNotConfigured, ErrCaptchaNotConfigured.Message, err)
+			return nil, ch, apierr.New(503, CodeCaptchaNotConfigured, ErrCaptchaNotConfigured.Message, err)
 		}
 		return v, ch, nil
 	}
@@ -318,10 +318,10 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 		v, err := ver.Verify(ctx, ch)
 		if err != nil {
 			s.log.Warn("captcha verification failed", "project", in.Project, "form", in.Slug, "err", err)
-			return Receipt{}, httpx.New(ErrCaptchaUnavailable.Status, ErrCaptchaUnavailable.Code, ErrCaptchaUnavailable.Message, err)
+			return Receipt{}, apierr.New(ErrCaptchaUnavailable.Status, ErrCaptchaUnavailable.Code, ErrCaptchaUnavailable.Message, err)
 		}
 		if !v.Success {
-			return Receipt{}, httpx.New(ErrCaptchaFailed.Status, ErrCaptchaFailed.Code, ErrCaptchaFailed.Message, fmt.Errorf("provider codes %v", v.Codes))
+			return Receipt{}, apierr.New(ErrCaptchaFailed.Status, ErrCaptchaFailed.Code, ErrCaptchaFailed.Message, fmt.Errorf("provider codes %v", v.Codes))
 		}
 	}
 	id, err := uuid.NewV7()

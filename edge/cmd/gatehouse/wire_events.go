@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
 	"github.com/gatehouse-dev/gatehouse/products/email"
@@ -67,7 +67,7 @@ func (f formEvents) SubmissionAccepted(ctx context.Context, a forms.Accepted) (f
 		}
 		for _, req := range reqs {
 			p, err := f.mail.Prepare(ctx, a.Project, req)
-			var apiErr *httpx.Error
+			var apiErr *apierr.Error
 			if errors.As(err, &apiErr) {
 				// A message the email product refuses (a template variable it cannot render, an
 				// address it cannot encode) is logged and skipped, never a reason to refuse the

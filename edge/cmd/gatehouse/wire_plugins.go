@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
@@ -241,11 +241,11 @@ func fingerprint(r host.Registration) string {
 }
 
 // ErrPluginFailed answers a request whose fail-closed plugin could not give a verdict.
-var ErrPluginFailed = httpx.New(503, "PLUGIN_FAILED", "a plugin of this project failed; try again", nil)
+var ErrPluginFailed = apierr.New(503, "PLUGIN_FAILED", "a plugin of this project failed; try again", nil)
 
 // errPluginBusy answers a request whose fail-closed plugin was not run because the project's
 // plugins used up their CPU budget (or their queue was full): the caller may retry shortly.
-var errPluginBusy = &httpx.Error{Status: 503, Code: "PLUGIN_BUSY",
+var errPluginBusy = &apierr.Error{Status: 503, Code: "PLUGIN_BUSY",
 	Message: "this project's plugins are over their CPU budget; try again shortly", Header: map[string]string{"Retry-After": "1"}}
 
 // pluginError is the API error of a fail-closed plugin that gave no verdict.
@@ -264,7 +264,7 @@ func rejected(code, message, plugin string) error {
 	if message == "" {
 		message = fmt.Sprintf("refused by plugin %s", plugin)
 	}
-	return httpx.New(422, code, message, nil)
+	return apierr.New(422, code, message, nil)
 }
 
 // formsPlugins gives the forms product its forms.submit filter and plugin captcha verifiers.
