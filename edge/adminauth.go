@@ -7,8 +7,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
 // AdminSessions resolves dashboard sessions for the admin API (edge/accounts through an
@@ -24,7 +24,7 @@ type AdminSessions interface {
 
 // ErrCSRFRequired refuses a state-changing request made with a session cookie but without the
 // session's X-CSRF-Token header.
-var ErrCSRFRequired = httpx.New(403, "CSRF_REQUIRED", "a state-changing request with a session needs the X-CSRF-Token header of GET /admin/v1/session", nil)
+var ErrCSRFRequired = apierr.New(403, "CSRF_REQUIRED", "a state-changing request with a session needs the X-CSRF-Token header of GET /admin/v1/session", nil)
 
 // CSRFHeader is the header carrying a session's CSRF token.
 const CSRFHeader = "X-CSRF-Token"
@@ -37,7 +37,7 @@ func adminAuth(token string, sessions AdminSessions, loginPath string) fiber.Han
 	return func(c *fiber.Ctx) error {
 		ctx := c.UserContext()
 		if token == "" && (sessions == nil || !sessions.Enabled(ctx)) {
-			return httpx.ErrNotFound
+			return apierr.ErrNotFound
 		}
 		if h := c.Get(fiber.HeaderAuthorization); h != "" {
 			got, ok := strings.CutPrefix(h, "Bearer ")

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
@@ -143,7 +144,7 @@ func New(o Options) (*Server, error) {
 			a.MountAdmin(admin)
 		}
 	}
-	app.Use(func(c *fiber.Ctx) error { return httpx.ErrNotFound })
+	app.Use(func(c *fiber.Ctx) error { return apierr.ErrNotFound })
 	return s, nil
 }
 
@@ -205,7 +206,7 @@ func refuseUnknownMethods(app *fiber.App) {
 func bodyGuard(c *fiber.Ctx) error {
 	if len(c.Request().Header.Peek(oversizeHeader)) > 0 {
 		c.Context().SetConnectionClose()
-		return httpx.ErrTooLarge
+		return apierr.ErrTooLarge
 	}
 	// fiber's c.Body() would inflate a compressed body with no size limit (a zip bomb):
 	// no route takes compressed bodies.
@@ -237,10 +238,10 @@ func proxyHeader(trusted []string) string {
 }
 
 // ErrContentEncoding refuses a compressed request body.
-var ErrContentEncoding = httpx.New(415, "UNSUPPORTED_CONTENT_ENCODING", "request bodies must not be compressed", nil)
+var ErrContentEncoding = apierr.New(415, "UNSUPPORTED_CONTENT_ENCODING", "request bodies must not be compressed", nil)
 
 // ErrAdminToken is a missing or wrong admin token.
-var ErrAdminToken = httpx.New(401, "", "a valid admin token is required", nil)
+var ErrAdminToken = apierr.New(401, "", "a valid admin token is required", nil)
 
 // hostRouting sends requests whose Host is the configured asset or embed host to the /cdn or
 // /embed mount, so both the own-host and the path-prefix forms work.

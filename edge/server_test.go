@@ -14,8 +14,10 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
@@ -37,7 +39,7 @@ orgs:
 // probe is a product with one route per auth rule, a panic and a cursor route.
 type probe struct {
 	auth    *auth.Authenticator
-	cursors *httpx.Cursors
+	cursors *cursor.Cursors
 }
 
 func (p *probe) Segment() string { return "probe" }
@@ -70,7 +72,7 @@ func start(t *testing.T, edit func(*config.Config)) *edgetest.Harness {
 		Tenants: tenants,
 		Config:  edit,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
-			cur, err := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+			cur, err := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -317,7 +319,7 @@ func TestMalformedRequests(t *testing.T) {
 				t.Fatalf("%s = %d %s, want %d %s", tc.name, r.Status, body, tc.status, tc.code)
 			}
 			if tc.code == "VALIDATION_FAILED" {
-				var b struct{ Details []httpx.FieldProblem }
+				var b struct{ Details []apierr.FieldProblem }
 				if err := json.Unmarshal(body, &b); err != nil || len(b.Details) == 0 {
 					t.Errorf("%s: VALIDATION_FAILED without details: %s", tc.name, body)
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/accounts"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -67,11 +68,11 @@ func (h *Accounts) Enabled(ctx context.Context) bool {
 // Errors of the account routes.
 var (
 	// ErrCredentials is a failed sign-in: the same answer for a wrong email and a wrong password.
-	ErrCredentials = httpx.New(401, "", "wrong email or password", nil)
+	ErrCredentials = apierr.New(401, "", "wrong email or password", nil)
 	// ErrUserExists refuses a second user with the same email.
-	ErrUserExists = httpx.New(409, "USER_EXISTS", "a user with this email exists", nil)
+	ErrUserExists = apierr.New(409, "USER_EXISTS", "a user with this email exists", nil)
 	// ErrNotOwner refuses to manage users outside the caller's org, or without the owner role.
-	ErrNotOwner = httpx.New(403, httpx.CodeForbidden, "only an operator or an owner of the org may manage its users", nil)
+	ErrNotOwner = apierr.New(403, apierr.CodeForbidden, "only an operator or an owner of the org may manage its users", nil)
 )
 
 // sessionView is the answer of GET /session (and of a successful sign-in).
@@ -109,18 +110,18 @@ func (h *Accounts) login(c *fiber.Ctx) error {
 		Email    string `json:"email"`
 		Password string `json:"password"`
 	}
-	if err := httpx.DecodeJSON(c, &req, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &req, apierr.CodeValidationFailed); err != nil {
 		return err
 	}
 	if req.Email == "" || req.Password == "" {
-		return httpx.Validation(httpx.FieldProblem{Field: "email,password", Problem: "both are required"})
+		return apierr.Validation(apierr.FieldProblem{Field: "email,password", Problem: "both are required"})
 	}
 	s, err := h.a.Login(c.UserContext(), req.Email, req.Password, utils.CopyString(c.IP()))
 	var thr *accounts.ThrottledError
 	switch {
 	case errors.As(err, &thr):
 		secs := int(math.Ceil(thr.RetryAfter.Seconds()))
-		return httpx.New(429, httpx.CodeRateLimited, "too many failed sign-ins; retry later", err).
+		return apierr.New(429, apierr.CodeRateLimited, "too many failed sign-ins; retry later", err).
 			WithHeader(fiber.HeaderRetryAfter, strconv.Itoa(max(secs, 1)))
 	case errors.Is(err, accounts.ErrCredentials):
 		return ErrCredentials
@@ -177,7 +178,7 @@ type userRequest struct {
 
 func (h *Accounts) createUser(c *fiber.Ctx) error {
 	var req userRequest
-	if err := httpx.DecodeJSON(c, &req, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &req, apierr.CodeValidationFailed); err != nil {
 		return err
 	}
 	a := auth.AdminOf(c)
@@ -197,7 +198,7 @@ func (h *Accounts) createUser(c *fiber.Ctx) error {
 	var inv *accounts.InvalidError
 	switch {
 	case errors.As(err, &inv):
-		return httpx.Validation(httpx.FieldProblem{Field: inv.Field, Problem: inv.Problem})
+		return apierr.Validation(apierr.FieldProblem{Field: inv.Field, Problem: inv.Problem})
 	case errors.Is(err, accounts.ErrExists):
 		return ErrUserExists
 	case err != nil:
@@ -236,7 +237,7 @@ func (h *Accounts) deleteUser(c *fiber.Ctx) error {
 		return ErrNotOwner
 	}
 	if errors.Is(err, accounts.ErrNotFound) {
-		return httpx.New(404, httpx.CodeNotFound, "no such user", err)
+		return apierr.New(404, apierr.CodeNotFound, "no such user", err)
 	}
 	if err != nil {
 		return err

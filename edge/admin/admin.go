@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
@@ -42,22 +43,22 @@ func toAPI(err error) error {
 	case errors.As(err, &refused):
 		return pluginreg.RefusedAPIError(refused)
 	case errors.As(err, &inv):
-		e := httpx.Validation()
+		e := apierr.Validation()
 		e.Message = inv.Error()
 		for _, p := range inv.Problems {
-			e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message, Line: p.Line})
+			e.Details = append(e.Details, apierr.FieldProblem{Field: p.Path, Problem: p.Message, Line: p.Line})
 		}
 		return e
 	case errors.Is(err, tenancy.ErrNotFound):
-		return httpx.New(404, httpx.CodeNotFound, "no such entity", err)
+		return apierr.New(404, apierr.CodeNotFound, "no such entity", err)
 	case errors.Is(err, tenancy.ErrTooLarge):
-		return httpx.ErrTooLarge
+		return apierr.ErrTooLarge
 	}
 	return err
 }
 
 // ErrDocumentType refuses a tenants document sent with a Content-Type that is neither YAML nor JSON.
-var ErrDocumentType = httpx.New(415, httpx.CodeUnsupportedContentType, "this route takes a YAML or JSON tenants document (Content-Type: application/yaml or application/json)", nil)
+var ErrDocumentType = apierr.New(415, apierr.CodeUnsupportedContentType, "this route takes a YAML or JSON tenants document (Content-Type: application/yaml or application/json)", nil)
 
 // isYAMLType reports whether a Content-Type names YAML (application/yaml, text/yaml and their x- forms).
 func isYAMLType(contentType string) bool {
@@ -97,7 +98,7 @@ type keyRequest struct {
 
 func (a *API) createKey(c *fiber.Ctx) error {
 	var req keyRequest
-	if err := httpx.DecodeJSON(c, &req, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &req, apierr.CodeValidationFailed); err != nil {
 		return err
 	}
 	if err := auth.RequireOrg(c, req.Org); err != nil {

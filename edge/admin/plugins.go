@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -62,7 +63,7 @@ func (p *Plugins) MountAdmin(r fiber.Router) {
 
 func (p *Plugins) project(ctx context.Context, id string) error {
 	if _, err := p.t.Project(ctx, id); err != nil {
-		return httpx.New(404, httpx.CodeNotFound, "no such project", err)
+		return apierr.New(404, apierr.CodeNotFound, "no such project", err)
 	}
 	return nil
 }
@@ -84,13 +85,13 @@ func (p *Plugins) logs(c *fiber.Ctx) error {
 	if s := c.Query("limit"); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil || v < 1 || v > maxLogLines {
-			return httpx.Validation(httpx.FieldProblem{Field: "limit", Problem: "must be from 1 to " + strconv.Itoa(maxLogLines)})
+			return apierr.Validation(apierr.FieldProblem{Field: "limit", Problem: "must be from 1 to " + strconv.Itoa(maxLogLines)})
 		}
 		n = v
 	}
 	lines, ok := p.h.PluginLogs(project, name, n)
 	if !ok {
-		return httpx.New(404, httpx.CodeNotFound, "no such plugin in this project", nil)
+		return apierr.New(404, apierr.CodeNotFound, "no such plugin in this project", nil)
 	}
 	return c.JSON(httpx.NewList(lines, ""))
 }

@@ -1,9 +1,8 @@
 package auth
 
 import (
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gofiber/fiber/v2"
-
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
 // SessionCookie is the cookie that carries a dashboard session (decisions.md 8.2).
@@ -44,10 +43,10 @@ func AdminOf(c *fiber.Ctx) *Admin {
 // Admin API refusals shared by every admin route.
 var (
 	// ErrOperatorOnly refuses a member's session on an operator-only route.
-	ErrOperatorOnly = httpx.New(403, httpx.CodeForbidden, "only an operator may do this", nil)
+	ErrOperatorOnly = apierr.New(403, apierr.CodeForbidden, "only an operator may do this", nil)
 	// ErrAdminNotFound answers a member who names anything of another org: the same answer as
 	// for something that does not exist, so nothing of the other org shows.
-	ErrAdminNotFound = httpx.New(404, httpx.CodeNotFound, "no such entity", nil)
+	ErrAdminNotFound = apierr.New(404, apierr.CodeNotFound, "no such entity", nil)
 )
 
 // OperatorOnly is route middleware that refuses every caller but an operator with 403 FORBIDDEN.

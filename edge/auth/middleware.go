@@ -5,10 +5,9 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gofiber/fiber/v2"
 	lru "github.com/hashicorp/golang-lru/v2"
-
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
 // Rule is what one route demands of the key.
@@ -29,9 +28,9 @@ type Rule struct {
 
 // Errors the middleware answers with.
 var (
-	ErrSecretRequired = httpx.New(403, "SECRET_KEY_REQUIRED", "this route needs a secret key, used server-side", nil)
-	ErrForbidden      = httpx.New(403, httpx.CodeForbidden, "the key is not scoped for this product or project", nil)
-	ErrNeedsProject   = httpx.New(400, "API_KEY_REQUIRES_PROJECT_SCOPE", "the key must be scoped to a project", nil)
+	ErrSecretRequired = apierr.New(403, "SECRET_KEY_REQUIRED", "this route needs a secret key, used server-side", nil)
+	ErrForbidden      = apierr.New(403, apierr.CodeForbidden, "the key is not scoped for this product or project", nil)
+	ErrNeedsProject   = apierr.New(400, "API_KEY_REQUIRES_PROJECT_SCOPE", "the key must be scoped to a project", nil)
 )
 
 type cached struct {
@@ -82,7 +81,7 @@ func (a *Authenticator) Require(rule Rule) fiber.Handler {
 				// the answer holds no data, only the code.
 				allowBrowsers(c)
 			}
-			if rule.Bearer && errors.Is(err, httpx.ErrUnauthorized) {
+			if rule.Bearer && errors.Is(err, apierr.ErrUnauthorized) {
 				c.Set(fiber.HeaderWWWAuthenticate, `ApiKey header="X-API-Key", Bearer`)
 			}
 			return err
@@ -108,10 +107,10 @@ func allowBrowsers(c *fiber.Ctx) {
 // Check authenticates a key value against rule without HTTP, returning the key or the API error.
 func (a *Authenticator) Check(ctx context.Context, value string, rule Rule) (*Key, error) {
 	if value == "" {
-		return nil, httpx.ErrUnauthorized
+		return nil, apierr.ErrUnauthorized
 	}
 	if _, _, err := KindOf(value); err != nil {
-		return nil, httpx.ErrUnauthorized
+		return nil, apierr.ErrUnauthorized
 	}
 	hash := Hash(value)
 	ent, ok := a.cache.Get(hash)
@@ -128,7 +127,7 @@ func (a *Authenticator) Check(ctx context.Context, value string, rule Rule) (*Ke
 		a.cache.Add(hash, ent)
 	}
 	if !ent.found || ent.key.Revoked {
-		return nil, httpx.ErrUnauthorized
+		return nil, apierr.ErrUnauthorized
 	}
 	key := ent.key
 	switch {

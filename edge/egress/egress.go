@@ -145,8 +145,8 @@ func (p *Policy) Client() *http.Client {
 }
 
 // CheckURL refuses a URL that is not http(s), carries credentials, or names an IP literal the
-// policy refuses (names are checked when they are dialled). Webhook URLs are checked with it
-// when a tenants document is applied, so a plain mistake is reported early.
+// policy refuses (names are checked when they are dialled). Every redirect the Client follows
+// is checked with it before its connection is even attempted.
 func (p *Policy) CheckURL(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" || u.User != nil || u.Host == "" {
 		return ErrScheme

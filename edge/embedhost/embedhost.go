@@ -12,9 +12,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gofiber/fiber/v2"
-
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
 //go:embed assets/forms.js
@@ -101,18 +100,18 @@ var (
 
 // ErrBadEmbed is an iframe URL with a malformed slug or key (400 VALIDATION_FAILED; the
 // answer's details name which of the two).
-var ErrBadEmbed = httpx.New(400, httpx.CodeValidationFailed, "the embed URL needs a form slug and ?key=pk_live_...", nil)
+var ErrBadEmbed = apierr.New(400, apierr.CodeValidationFailed, "the embed URL needs a form slug and ?key=pk_live_...", nil)
 
 // badEmbed returns ErrBadEmbed's code with details naming the bad parts of the URL.
 func badEmbed(slugOK, keyOK bool) error {
-	var p []httpx.FieldProblem
+	var p []apierr.FieldProblem
 	if !slugOK {
-		p = append(p, httpx.FieldProblem{Field: "slug", Problem: "must be a form slug"})
+		p = append(p, apierr.FieldProblem{Field: "slug", Problem: "must be a form slug"})
 	}
 	if !keyOK {
-		p = append(p, httpx.FieldProblem{Field: "key", Problem: "must be a publishable key (pk_live_... or pk_test_...)"})
+		p = append(p, apierr.FieldProblem{Field: "key", Problem: "must be a publishable key (pk_live_... or pk_test_...)"})
 	}
-	e := httpx.Validation(p...)
+	e := apierr.Validation(p...)
 	e.Message = ErrBadEmbed.Message
 	return e
 }

@@ -1,17 +1,22 @@
+// Package httpx holds what every HTTP route shares: the one mapper that renders apierr errors
+// (and fiber's own) as the error envelope, the list envelope, the strict JSON body reader, body
+// limits, request ids, access logs and panic recovery. Services do not import it: they return
+// edge/apierr errors and sign pages with edge/cursor.
 package httpx
 
 import (
 	"errors"
 	"log/slog"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gofiber/fiber/v2"
 )
 
 // errorBody is the flat error envelope of decisions.md section 2.
 type errorBody struct {
-	Error   string         `json:"error,omitempty"`
-	Message string         `json:"message,omitempty"`
-	Details []FieldProblem `json:"details,omitempty"`
+	Error   string                `json:"error,omitempty"`
+	Message string                `json:"message,omitempty"`
+	Details []apierr.FieldProblem `json:"details,omitempty"`
 }
 
 // ErrorHandler returns the fiber ErrorHandler that renders every error as the envelope:
@@ -35,30 +40,30 @@ func ErrorHandler(log *slog.Logger) fiber.ErrorHandler {
 }
 
 // fromFiber turns fiber's own errors (unknown route, body too large, bad method) into API errors.
-func fromFiber(err error) *Error {
+func fromFiber(err error) *apierr.Error {
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
 		switch fe.Code {
 		case fiber.StatusNotFound:
-			return ErrNotFound
+			return apierr.ErrNotFound
 		case fiber.StatusRequestEntityTooLarge:
-			return ErrTooLarge
+			return apierr.ErrTooLarge
 		case fiber.StatusMethodNotAllowed:
-			return New(405, "METHOD_NOT_ALLOWED", "method not allowed", err)
+			return apierr.New(405, "METHOD_NOT_ALLOWED", "method not allowed", err)
 		case fiber.StatusBadRequest:
 			// A request the HTTP layer could not parse: VALIDATION_FAILED keeps its details
 			// (decisions.md section 2); the parser's own text stays the internal cause.
-			e := Validation(FieldProblem{Field: "request", Problem: "is not a well-formed HTTP request"})
+			e := apierr.Validation(apierr.FieldProblem{Field: "request", Problem: "is not a well-formed HTTP request"})
 			e.Err = err
 			return e
 		case fiber.StatusRequestHeaderFieldsTooLarge:
-			return New(fe.Code, CodeHeadersTooLarge, "the request headers are too large", err)
+			return apierr.New(fe.Code, apierr.CodeHeadersTooLarge, "the request headers are too large", err)
 		case fiber.StatusRequestTimeout:
-			return New(fe.Code, CodeRequestTimeout, "the request was not received in time", err)
+			return apierr.New(fe.Code, apierr.CodeRequestTimeout, "the request was not received in time", err)
 		}
 		if fe.Code < 500 {
-			return New(fe.Code, CodeBadRequest, "the request was refused by the HTTP layer", err)
+			return apierr.New(fe.Code, apierr.CodeBadRequest, "the request was refused by the HTTP layer", err)
 		}
 	}
-	return As(err)
+	return apierr.As(err)
 }

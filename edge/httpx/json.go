@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gofiber/fiber/v2"
 )
@@ -22,11 +23,8 @@ import (
 // first value, so two readers could see two different bodies; jsontext (the syntax layer of
 // encoding/json/v2) refuses all of these.
 
-// CodeUnsupportedContentType refuses a body whose Content-Type the route does not take (415).
-const CodeUnsupportedContentType = "UNSUPPORTED_CONTENT_TYPE"
-
 // ErrContentType is a body of a type other than JSON sent to a JSON route.
-var ErrContentType = New(415, CodeUnsupportedContentType, "this route takes Content-Type: application/json", nil)
+var ErrContentType = apierr.New(415, apierr.CodeUnsupportedContentType, "this route takes Content-Type: application/json", nil)
 
 // IsJSONType reports whether a Content-Type header names JSON: application/json or an
 // application/*+json type, with no charset or charset=utf-8. An absent header counts as JSON
@@ -111,9 +109,9 @@ func StrictJSON(body []byte, badJSONCode string) error {
 	if problem == nil {
 		return nil
 	}
-	e := New(400, badJSONCode, "the body is not valid JSON: "+problem.Error(), problem)
-	if badJSONCode == CodeValidationFailed {
-		e.Details = []FieldProblem{{Field: "body", Problem: "is not valid JSON: " + problem.Error()}}
+	e := apierr.New(400, badJSONCode, "the body is not valid JSON: "+problem.Error(), problem)
+	if badJSONCode == apierr.CodeValidationFailed {
+		e.Details = []apierr.FieldProblem{{Field: "body", Problem: "is not valid JSON: " + problem.Error()}}
 	}
 	return e
 }
@@ -134,8 +132,8 @@ func DecodeJSON(c *fiber.Ctx, v any, badJSONCode string) error {
 
 // DecodeError turns an encoding/json decoding error of a well-formed body into 400
 // VALIDATION_FAILED naming the field, without Go type names.
-func DecodeError(err error) *Error {
-	p := FieldProblem{Field: "body", Problem: "has a value of the wrong form"}
+func DecodeError(err error) *apierr.Error {
+	p := apierr.FieldProblem{Field: "body", Problem: "has a value of the wrong form"}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field != "" {
@@ -143,7 +141,7 @@ func DecodeError(err error) *Error {
 		}
 		p.Problem = "must be " + JSONTypeName(te.Type)
 	}
-	e := Validation(p)
+	e := apierr.Validation(p)
 	e.Err = err
 	return e
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 )
 
 func TestCheckJSON(t *testing.T) {
@@ -70,14 +72,14 @@ func TestDecodeErrorHasNoGoTypeNames(t *testing.T) {
 			Max int `json:"max"`
 		} `json:"limits"`
 	}
-	for body, want := range map[string]FieldProblem{
+	for body, want := range map[string]apierr.FieldProblem{
 		`{"products":"email"}`:      {Field: "products", Problem: "must be a list"},
 		`{"limits":{"max":"many"}}`: {Field: "limits.max", Problem: "must be an integer"},
 		`[1,2]`:                     {Field: "body", Problem: "must be an object"},
 	} {
 		var v keyRequest
 		e := DecodeError(json.Unmarshal([]byte(body), &v))
-		if e.Status != 400 || e.Code != CodeValidationFailed || len(e.Details) != 1 || e.Details[0] != want {
+		if e.Status != 400 || e.Code != apierr.CodeValidationFailed || len(e.Details) != 1 || e.Details[0] != want {
 			t.Errorf("DecodeError(%s) = %d %s %+v, want %+v", body, e.Status, e.Code, e.Details, want)
 		}
 		if strings.Contains(e.Message, "keyRequest") || strings.Contains(e.Message, "[]string") {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 )
@@ -13,7 +14,7 @@ import (
 func BodyLimit(max int) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if c.Request().Header.ContentLength() > max || len(c.Request().Body()) > max {
-			return ErrTooLarge
+			return apierr.ErrTooLarge
 		}
 		return c.Next()
 	}
@@ -76,7 +77,7 @@ func Recover(log *slog.Logger) fiber.Handler {
 		defer func() {
 			if r := recover(); r != nil {
 				log.Error("panic in handler", "path", c.Path(), "panic", r, "request_id", RequestIDOf(c))
-				err = ErrInternal
+				err = apierr.ErrInternal
 			}
 		}()
 		return c.Next()
@@ -91,7 +92,7 @@ func QueryInt(c *fiber.Ctx, name string, def, min, max int) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < min || n > max {
-		return 0, Validation(FieldProblem{Field: name, Problem: "must be an integer from " + strconv.Itoa(min) + " to " + strconv.Itoa(max)})
+		return 0, apierr.Validation(apierr.FieldProblem{Field: name, Problem: "must be an integer from " + strconv.Itoa(min) + " to " + strconv.Itoa(max)})
 	}
 	return n, nil
 }

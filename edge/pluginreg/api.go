@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -24,7 +25,7 @@ func (r *Registry) MountAdmin(rt fiber.Router) {
 func (r *Registry) uploadModule(c *fiber.Ctx) error {
 	project, name := utils.CopyString(c.Query("project")), utils.CopyString(c.Query("name"))
 	if project == "" || name == "" {
-		return httpx.Validation(httpx.FieldProblem{Field: "project,name", Problem: "both query parameters are required"})
+		return apierr.Validation(apierr.FieldProblem{Field: "project,name", Problem: "both query parameters are required"})
 	}
 	// A member's session may upload only to a project of its own org; any other project (of
 	// another org, or none) is an operator's act: 403 FORBIDDEN (decisions.md 8.2).
@@ -49,9 +50,9 @@ const CodePluginRefused = "PLUGIN_REFUSED"
 // RefusedAPIError renders a refusal of the plugin host as 400 PLUGIN_REFUSED with one detail
 // per refused entry.
 func RefusedAPIError(refused *tenancy.RefusedError) error {
-	e := httpx.New(400, CodePluginRefused, "plugin refused", refused)
+	e := apierr.New(400, CodePluginRefused, "plugin refused", refused)
 	for _, p := range refused.Problems {
-		e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message})
+		e.Details = append(e.Details, apierr.FieldProblem{Field: p.Path, Problem: p.Message})
 	}
 	if len(e.Details) > 0 {
 		e.Message = "plugin refused: " + e.Details[0].Field + ": " + e.Details[0].Problem
@@ -67,18 +68,18 @@ func apiError(err error) error {
 	case errors.As(err, &refused):
 		return RefusedAPIError(refused)
 	case errors.As(err, &inv):
-		e := httpx.Validation()
+		e := apierr.Validation()
 		e.Message = inv.Error()
 		for _, p := range inv.Problems {
-			e.Details = append(e.Details, httpx.FieldProblem{Field: p.Path, Problem: p.Message})
+			e.Details = append(e.Details, apierr.FieldProblem{Field: p.Path, Problem: p.Message})
 		}
 		return e
 	case errors.Is(err, tenancy.ErrNotFound):
-		return httpx.New(404, httpx.CodeNotFound, "no such entity", err)
+		return apierr.New(404, apierr.CodeNotFound, "no such entity", err)
 	case errors.Is(err, ErrTooLarge):
-		return httpx.ErrTooLarge
+		return apierr.ErrTooLarge
 	case errors.Is(err, ErrNotWasm):
-		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: err.Error()})
+		return apierr.Validation(apierr.FieldProblem{Field: "body", Problem: err.Error()})
 	}
 	return err
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
@@ -19,11 +21,11 @@ const (
 // API serves the webhook admin routes.
 type API struct {
 	s       *Service
-	cursors *httpx.Cursors
+	cursors *cursor.Cursors
 }
 
 // NewAPI returns the admin routes over s; cursors signs the log's pagination cursors.
-func NewAPI(s *Service, cursors *httpx.Cursors) *API { return &API{s: s, cursors: cursors} }
+func NewAPI(s *Service, cursors *cursor.Cursors) *API { return &API{s: s, cursors: cursors} }
 
 // MountAdmin registers GET /projects/{project}/webhooks/{name}/deliveries and
 // POST /projects/{project}/webhooks/{name}/test.
@@ -32,11 +34,11 @@ func (a *API) MountAdmin(r fiber.Router) {
 	r.Post("/projects/:project/webhooks/:name/test", a.test)
 }
 
-var errNoWebhook = httpx.New(404, httpx.CodeNotFound, "no such webhook in this project", nil)
+var errNoWebhook = apierr.New(404, apierr.CodeNotFound, "no such webhook in this project", nil)
 
 func mapErr(err error) error {
 	if errors.Is(err, ErrNotFound) {
-		return httpx.New(errNoWebhook.Status, errNoWebhook.Code, errNoWebhook.Message, err)
+		return apierr.New(errNoWebhook.Status, errNoWebhook.Code, errNoWebhook.Message, err)
 	}
 	return err
 }
@@ -47,7 +49,7 @@ func (a *API) deliveries(c *fiber.Ctx) error {
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxLimit {
-			return httpx.Validation(httpx.FieldProblem{Field: "limit", Problem: "must be a number from 1 to 200"})
+			return apierr.Validation(apierr.FieldProblem{Field: "limit", Problem: "must be a number from 1 to 200"})
 		}
 		limit = n
 	}
@@ -56,7 +58,7 @@ func (a *API) deliveries(c *fiber.Ctx) error {
 	if cur := c.Query("cursor"); cur != "" {
 		raw, err := a.cursors.Decode(scope, cur)
 		if err != nil {
-			return httpx.ErrInvalidCursor
+			return apierr.ErrInvalidCursor
 		}
 		after = string(raw)
 	}

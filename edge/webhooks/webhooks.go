@@ -185,17 +185,33 @@ func attemptKey(project, hook, u string) []byte { return store.Key(root, "a", pr
 func orderPart(order string) string { return strings.ReplaceAll(order, string(store.Sep), "_") }
 
 // Enqueue writes one pending delivery of ev for every webhook of ev.Project that subscribes to
-// ev.Type, inside txn: the deliveries commit (or vanish) with the caller's own writes. It
-// reads the project's webhooks through a cache, so a project without webhooks costs a map
-// lookup. txn may be re-run by the store; Enqueue is safe to repeat (fresh ids each run).
+// ev.Type, inside txn: the deliveries commit (or vanish) with the caller's own writes. It is
+// Prepare and Write in one call.
 func (s *Service) Enqueue(ctx context.Context, txn *store.Txn, ev Event) error {
+	b, err := s.Prepare(ctx, ev)
+	if err != nil {
+		return err
+	}
+	return b.Write(txn)
+}
+
+// Batch is the deliveries of one event, prepared outside a transaction.
+type Batch struct {
+	s  *Service
+	ds []Delivery
+}
+
+// Prepare builds the deliveries of ev (one per subscribed webhook of its project, read through
+// a cache: a project without webhooks costs a map lookup) without writing them.
+func (s *Service) Prepare(ctx context.Context, ev Event) (Batch, error) {
 	if !isEvent(ev.Type) {
-		return fmt.Errorf("%w: %q", ErrBadEvent, ev.Type)
+		return Batch{}, fmt.Errorf("%w: %q", ErrBadEvent, ev.Type)
 	}
 	hooks, err := s.projectHooks(ctx, ev.Project)
 	if err != nil {
-		return fmt.Errorf("webhooks: read the project's webhooks: %w", err)
+		return Batch{}, fmt.Errorf("webhooks: read the project's webhooks: %w", err)
 	}
+	b := Batch{s: s}
 	var raw []byte
 	for _, h := range hooks {
 		if !h.Subscribes(ev.Type) {
@@ -207,22 +223,32 @@ func (s *Service) Enqueue(ctx context.Context, txn *store.Txn, ev Event) error {
 				at = s.now()
 			}
 			if raw, err = json.Marshal(body{Type: ev.Type, Timestamp: at.UTC().Format(tenancy.TimeFormat), Data: ev.Data}); err != nil {
-				return fmt.Errorf("webhooks: encode %s event: %w", ev.Type, err)
+				return Batch{}, fmt.Errorf("webhooks: encode %s event: %w", ev.Type, err)
 			}
 		}
-		now := s.now()
+		b.ds = append(b.ds, Delivery{Project: ev.Project, Webhook: h.Name, Type: ev.Type, Order: ev.Order, Body: raw, Status: StatusPending})
+	}
+	return b, nil
+}
+
+// Write writes the batch's deliveries into txn, due now. Ids are taken here, in commit order,
+// so deliveries sharing an order key keep the order of their transactions. It may run again
+// when the store re-runs the transaction.
+func (b Batch) Write(txn *store.Txn) error {
+	if len(b.ds) == 0 {
+		return nil
+	}
+	now := b.s.now()
+	for _, d := range b.ds {
 		u := store.NewID()
-		d := Delivery{ID: "msg_" + u, Project: ev.Project, Webhook: h.Name, Type: ev.Type, Order: ev.Order, Body: raw,
-			CreatedAt: now.UTC(), Due: now.UnixNano(), Status: StatusPending}
-		if err := s.put(txn, &d, 0); err != nil {
+		d.ID, d.CreatedAt, d.Due = "msg_"+u, now.UTC(), now.UnixNano()
+		if err := b.s.put(txn, &d, 0); err != nil {
 			return err
 		}
 	}
-	if raw != nil {
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
+	select {
+	case b.s.wake <- struct{}{}:
+	default:
 	}
 	return nil
 }

@@ -82,6 +82,8 @@ func (w *Worker) loop(ctx context.Context) {
 	defer w.wg.Done()
 	t := time.NewTimer(0)
 	defer t.Stop()
+	sweep := time.NewTicker(time.Hour)
+	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -89,6 +91,12 @@ func (w *Worker) loop(ctx context.Context) {
 		case <-t.C:
 		case <-w.s.wake:
 		case <-w.again:
+		case <-sweep.C:
+			if n, err := w.s.sweep(ctx, w.s.now().Add(-Retention)); err != nil && ctx.Err() == nil {
+				w.s.log.Error("webhooks: sweeping the deliveries log failed", "err", err)
+			} else if n > 0 {
+				w.s.log.Info("webhooks: swept old attempts and ended deliveries", "count", n)
+			}
 		}
 		if err := w.dispatch(ctx); err != nil && ctx.Err() == nil {
 			w.s.log.Error("webhooks: scanning the queue failed", "err", err)

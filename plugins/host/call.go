@@ -39,7 +39,12 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 		pl.stats.failed(KindCircuitOpen, ErrCircuitOpen)
 		return fmt.Errorf("%w: %s: %w", ErrPluginFailed, pl.reg.Name, ErrCircuitOpen)
 	}
-	timeout := min(pl.timeout, slice) // a call may not outrun its project's CPU budget
+	// A call may not outrun its project's CPU budget, unless it may fetch:
+	// then its time is mostly the network's, and only its CPU is charged.
+	timeout := pl.timeout
+	if !pl.canFetch {
+		timeout = min(timeout, slice)
+	}
 	deadline := began.Add(timeout)
 	callCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()

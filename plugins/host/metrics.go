@@ -29,7 +29,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, labels),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gatehouse_plugin_errors_total",
-			Help: "Failed plugin hook calls, by kind: trap, timeout, memory, output, guest_error, circuit_open, pool_busy, start.",
+			Help: "Failed plugin hook calls, by kind: trap, timeout, memory, output, guest_error, circuit_open, pool_busy, busy, start, refused.",
 		}, append(labels, "kind")),
 		timeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gatehouse_plugin_timeouts_total",

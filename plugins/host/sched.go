@@ -12,10 +12,10 @@ import (
 // one project holds at most perProject of them (all but one, so another
 // project always finds a slot free of it); waiting projects are served in
 // turn, one call each, so a project's long calls delay its own calls but
-// not another's. Each project also has a CPU budget: the CPU time its
-// calls and instance starts used (cpuMeter) is taken from a bucket refilled
-// at budget per second. A project whose bucket is empty, or with queue calls already
-// waiting, is refused at once (ErrBusy) instead of queueing everyone.
+// not another's. Each project also has a CPU budget: the CPU time its calls
+// and instance starts used (cpuMeter) is taken from a bucket refilled at
+// budget per second. A project whose bucket is empty, or with queue calls
+// already waiting, is refused at once (ErrBusy) instead of queueing.
 type scheduler struct {
 	slots      int
 	perProject int

@@ -10,7 +10,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -19,11 +21,11 @@ import (
 type API struct {
 	svc     *Service
 	auth    *auth.Authenticator
-	cursors *httpx.Cursors
+	cursors *cursor.Cursors
 }
 
 // NewAPI returns the product to mount at {public_url}/email.
-func NewAPI(svc *Service, a *auth.Authenticator, cursors *httpx.Cursors) *API {
+func NewAPI(svc *Service, a *auth.Authenticator, cursors *cursor.Cursors) *API {
 	return &API{svc: svc, auth: a, cursors: cursors}
 }
 
@@ -48,7 +50,7 @@ func (a *API) MountAdmin(r fiber.Router) {
 }
 
 // errNoOrg answers a suppression route of an org that does not exist.
-var errNoOrg = httpx.New(404, httpx.CodeNotFound, "no such entity", nil)
+var errNoOrg = apierr.New(404, apierr.CodeNotFound, "no such entity", nil)
 
 // org checks that the org of the route exists and returns its slug (copied: it outlives c).
 func (a *API) org(c *fiber.Ctx) (string, error) {
@@ -78,11 +80,11 @@ func (a *API) addSuppression(c *fiber.Ctx) error {
 		Email  string `json:"email"`
 		Reason string `json:"reason"`
 	}
-	if err := httpx.DecodeJSON(c, &req, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &req, apierr.CodeValidationFailed); err != nil {
 		return err
 	}
 	if !validAddress(req.Email) {
-		return httpx.Validation(httpx.FieldProblem{Field: "email", Problem: "must be an email address"})
+		return apierr.Validation(apierr.FieldProblem{Field: "email", Problem: "must be an email address"})
 	}
 	org, err := a.org(c)
 	if err != nil {
@@ -102,7 +104,7 @@ func (a *API) removeSuppression(c *fiber.Ctx) error {
 }
 
 func (a *API) send(c *fiber.Ctx) error {
-	body, err := httpx.JSONBody(c, httpx.CodeValidationFailed)
+	body, err := httpx.JSONBody(c, apierr.CodeValidationFailed)
 	if err != nil {
 		return err
 	}
@@ -167,7 +169,7 @@ func (a *API) list(c *fiber.Ctx) error {
 
 func (a *API) event(c *fiber.Ctx) error {
 	var ev Event
-	if err := httpx.DecodeJSON(c, &ev, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &ev, apierr.CodeValidationFailed); err != nil {
 		return err
 	}
 	if adm := auth.AdminOf(c); adm == nil || !adm.Operator {
@@ -187,22 +189,22 @@ func (a *API) event(c *fiber.Ctx) error {
 // with details naming the field, as decisions.md section 2 asks of every VALIDATION_FAILED.
 // The decoder's own text (Go type names) is kept as the internal cause, never sent.
 func decodeError(err error) error {
-	var p httpx.FieldProblem
+	var p apierr.FieldProblem
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &typeErr) && typeErr.Field == "metadata":
-		p = httpx.FieldProblem{Field: "metadata", Problem: "must be an object of string values"}
+		p = apierr.FieldProblem{Field: "metadata", Problem: "must be an object of string values"}
 	case errors.As(err, &typeErr) && typeErr.Field != "":
-		p = httpx.FieldProblem{Field: typeErr.Field, Problem: "must be " + jsonKind(typeErr.Type.Kind().String())}
+		p = apierr.FieldProblem{Field: typeErr.Field, Problem: "must be " + jsonKind(typeErr.Type.Kind().String())}
 	case errors.As(err, &typeErr):
-		p = httpx.FieldProblem{Field: "body", Problem: "must be a JSON object"}
+		p = apierr.FieldProblem{Field: "body", Problem: "must be a JSON object"}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		p = httpx.FieldProblem{Field: name, Problem: "is not a field of a send request"}
+		p = apierr.FieldProblem{Field: name, Problem: "is not a field of a send request"}
 	default:
-		p = httpx.FieldProblem{Field: "body", Problem: "must be a valid JSON object"}
+		p = apierr.FieldProblem{Field: "body", Problem: "must be a valid JSON object"}
 	}
-	e := httpx.Validation(p)
+	e := apierr.Validation(p)
 	e.Err = err
 	return e
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
@@ -35,7 +36,7 @@ func (a *API) adminProject(c *fiber.Ctx) (string, error) {
 
 // strictBody decodes a strict JSON object body into v, refusing unknown fields.
 func strictBody(c *fiber.Ctx, v any) error {
-	body, err := httpx.JSONBody(c, httpx.CodeValidationFailed)
+	body, err := httpx.JSONBody(c, apierr.CodeValidationFailed)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 	"github.com/gatehouse-dev/gatehouse/products/email/smtptest"
 )
@@ -35,7 +35,7 @@ func BenchmarkSendAccepted(b *testing.B) {
 			if err := d.Tenancy.Add(svc); err != nil {
 				t.Fatal(err)
 			}
-			cur, _ := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+			cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 			return []edge.Product{email.NewAPI(svc, d.Auth, cur)}
 		},
 	})

@@ -3,27 +3,27 @@ package email
 import (
 	"errors"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 )
 
 // API errors of the product, each with its one interface code. Services return them (wrapped
 // with %w where a cause helps the log); the fiber ErrorHandler renders them.
 var (
 	// ErrTemplateNotFound is a templateId the project does not have.
-	ErrTemplateNotFound = httpx.New(404, "TEMPLATE_NOT_FOUND", "the project has no template with that templateId", nil)
+	ErrTemplateNotFound = apierr.New(404, "TEMPLATE_NOT_FOUND", "the project has no template with that templateId", nil)
 	// ErrProjectNotFound is a projectId outside the key's org.
-	ErrProjectNotFound = httpx.New(404, "PROJECT_NOT_FOUND", "no project with that projectId in the key's organization", nil)
+	ErrProjectNotFound = apierr.New(404, "PROJECT_NOT_FOUND", "no project with that projectId in the key's organization", nil)
 	// ErrForbiddenProject is a projectId other than the project key's own.
-	ErrForbiddenProject = httpx.New(403, httpx.CodeForbidden, "the key is not scoped for that project", nil)
+	ErrForbiddenProject = apierr.New(403, apierr.CodeForbidden, "the key is not scoped for that project", nil)
 	// ErrMessageNotFound is an unknown message id (admin routes).
-	ErrMessageNotFound = httpx.New(404, "MESSAGE_NOT_FOUND", "no message with that id", nil)
+	ErrMessageNotFound = apierr.New(404, "MESSAGE_NOT_FOUND", "no message with that id", nil)
 	// ErrInvalidTransition is a status move the status machine refuses (a terminal message).
-	ErrInvalidTransition = httpx.New(409, "INVALID_TRANSITION", "the message's status cannot move that way", nil)
+	ErrInvalidTransition = apierr.New(409, "INVALID_TRANSITION", "the message's status cannot move that way", nil)
 	// ErrIdempotencyReused is an Idempotency-Key sent again within its window with a different
 	// request: answering with the first message would hide that the second was never sent.
-	ErrIdempotencyReused = httpx.New(409, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request in the last 24 hours", nil)
+	ErrIdempotencyReused = apierr.New(409, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request in the last 24 hours", nil)
 	// ErrClosed is a send after the service was closed (shutdown).
-	ErrClosed = httpx.New(503, "UNAVAILABLE", "the email service is shutting down", nil)
+	ErrClosed = apierr.New(503, "UNAVAILABLE", "the email service is shutting down", nil)
 )
 
 // errInternal marks a failure inside the package that has no public code.
@@ -31,5 +31,5 @@ var errInternal = errors.New("email: internal error")
 
 // invalid returns the 400 VALIDATION_FAILED error for one field.
 func invalid(field, problem string) error {
-	return httpx.Validation(httpx.FieldProblem{Field: field, Problem: problem})
+	return apierr.Validation(apierr.FieldProblem{Field: field, Problem: problem})
 }

@@ -51,38 +51,55 @@ func moves(m *Message, prev Status) []LogEntry {
 	return out
 }
 
-// QueueTx builds a message for project like Send does (the project's sender, a template or an
-// inline body, tags, metadata) and queues it inside txn, the caller's transaction: the form
-// notifications of decisions.md 8.3 commit with their submission. The email.send plugin hook
-// does not run (the gateway itself is the sender); the suppression list applies at delivery
-// like for every message. It returns the message id.
-func (s *Service) QueueTx(ctx context.Context, txn *store.Txn, projectID string, req SendRequest) (string, error) {
+// Prepared is a message built by Prepare, to be queued inside a caller's transaction.
+type Prepared struct {
+	s *Service
+	m *Message
+}
+
+// Prepare builds a message for project like Send does (the project's sender, a template or an
+// inline body, tags, metadata) without queuing it: Queue writes it inside the caller's
+// transaction, so the form notifications of decisions.md 8.3 commit with their submission and
+// the transaction only does the writes. The email.send plugin hook does not run (the gateway
+// itself is the sender); the suppression list applies at delivery like for every message.
+func (s *Service) Prepare(ctx context.Context, projectID string, req SendRequest) (*Prepared, error) {
 	p, err := s.readProject(ctx, projectID)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if !p.ok {
-		return "", ErrProjectNotFound
+		return nil, ErrProjectNotFound
 	}
 	m, _, err := s.build(ctx, p.v, req)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
+	return &Prepared{s: s, m: m}, nil
+}
+
+// ID is the prepared message's id.
+func (p *Prepared) ID() string { return p.m.ID }
+
+// Queue writes the message into txn with its queue entry. The due time is taken here, inside
+// the commit order, so due times keep growing with commits as the worker's scan expects. It may
+// run again when the store re-runs the transaction.
+func (p *Prepared) Queue(txn *store.Txn) error {
+	s, m := p.s, *p.m
 	s.dueMu.Lock()
 	m.Due = max(s.now().UnixNano(), s.lastDue+1)
 	s.lastDue = m.Due
 	s.dueMu.Unlock()
-	raw, err := json.Marshal(m)
+	raw, err := json.Marshal(&m)
 	if err != nil {
-		return "", fmt.Errorf("email: encode message: %w", err)
+		return fmt.Errorf("email: encode message: %w", err)
 	}
-	if err := insert(txn, m, raw); err != nil {
-		return "", err
+	if err := insert(txn, &m, raw); err != nil {
+		return err
 	}
 	// The worker also polls: a wake before the caller's commit only costs an empty scan.
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return m.ID, nil
+	return nil
 }

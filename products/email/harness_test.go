@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 	"github.com/gatehouse-dev/gatehouse/products/email/smtptest"
 )
@@ -67,7 +67,7 @@ func start(t *testing.T, o envOptions) *env {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cur, err := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+			cur, err := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -29,7 +29,7 @@ var _ Tenants = (*tenancy.Service)(nil)
 // SendHook filters a send before it is queued: the plugin hook point "email.send". It sees
 // the rendered message and, for a template send, the variables it was rendered with. It may
 // change the message's content, tags and metadata, or the variables (the template is then
-// rendered again with them), or refuse the send by returning an error (an *httpx.Error keeps
+// rendered again with them), or refuse the send by returning an error (an *apierr.Error keeps
 // its code; any other error becomes 422 SEND_REJECTED).
 type SendHook interface {
 	FilterSend(ctx context.Context, project string, d *Draft) error
@@ -43,7 +43,7 @@ type Draft struct {
 }
 
 // ErrRejected is a send a SendHook refused.
-var ErrRejected = httpx.New(422, "SEND_REJECTED", "the send was refused by a filter", nil)
+var ErrRejected = apierr.New(422, "SEND_REJECTED", "the send was refused by a filter", nil)
 
 // IdempotencyWindow is how long an Idempotency-Key returns the first message.
 const IdempotencyWindow = 24 * time.Hour
@@ -192,7 +192,7 @@ func (s *Service) Send(ctx context.Context, caller Caller, idem string, req Send
 			d.Variables = maps.Clone(vars)
 		}
 		if err := s.hook.FilterSend(ctx, proj.ID, d); err != nil {
-			var apiErr *httpx.Error
+			var apiErr *apierr.Error
 			if errors.As(err, &apiErr) {
 				return Receipt{}, err
 			}
@@ -235,9 +235,9 @@ func (s *Service) project(ctx context.Context, caller Caller, id string) (projec
 // build validates the request and renders the message it asks for; it also returns the
 // template variables.
 func (s *Service) build(ctx context.Context, proj project, req SendRequest) (*Message, Vars, error) {
-	var problems []httpx.FieldProblem
+	var problems []apierr.FieldProblem
 	bad := func(field, problem string) {
-		problems = append(problems, httpx.FieldProblem{Field: field, Problem: problem})
+		problems = append(problems, apierr.FieldProblem{Field: field, Problem: problem})
 	}
 	if req.To == nil {
 		bad("to", "required")
@@ -288,7 +288,7 @@ func (s *Service) build(ctx context.Context, proj project, req SendRequest) (*Me
 		}
 	}
 	if len(problems) > 0 {
-		return nil, nil, httpx.Validation(problems...)
+		return nil, nil, apierr.Validation(problems...)
 	}
 
 	now := s.now()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/email"
@@ -109,7 +109,7 @@ func (hook) FilterSend(_ context.Context, project string, d *email.Draft) error 
 	case "refused@example.com":
 		return errors.New("blocked by policy")
 	case "coded@example.com":
-		return httpx.New(403, "POLICY", "no", nil)
+		return apierr.New(403, "POLICY", "no", nil)
 	case "vars@example.com":
 		if d.Variables["name"] != "Ada" {
 			return fmt.Errorf("hook saw variables %v, want name=Ada", d.Variables)
@@ -146,7 +146,7 @@ func TestSendHookAndClose(t *testing.T) {
 	if _, err := svc.Send(ctx, demo, "", inlineReq("refused@example.com")); !errors.Is(err, email.ErrRejected) {
 		t.Errorf("refused send = %v, want ErrRejected (422 SEND_REJECTED)", err)
 	}
-	if _, err := svc.Send(ctx, demo, "", inlineReq("coded@example.com")); httpx.As(err).Code != "POLICY" {
+	if _, err := svc.Send(ctx, demo, "", inlineReq("coded@example.com")); apierr.As(err).Code != "POLICY" {
 		t.Errorf("hook API error = %v, want its own code", err)
 	}
 	if err := svc.Close(); err != nil {

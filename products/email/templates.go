@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -49,15 +49,15 @@ func missingVariables(missing []string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	var problems []httpx.FieldProblem
+	var problems []apierr.FieldProblem
 	seen := map[string]bool{}
 	for _, n := range missing {
 		if !seen[n] {
 			seen[n] = true
-			problems = append(problems, httpx.FieldProblem{Field: "variables." + n, Problem: "required by the template"})
+			problems = append(problems, apierr.FieldProblem{Field: "variables." + n, Problem: "required by the template"})
 		}
 	}
-	return httpx.Validation(problems...)
+	return apierr.Validation(problems...)
 }
 
 // Templates lists a project's templates in slug order.
@@ -88,8 +88,8 @@ func (s *Service) GetTemplate(ctx context.Context, project, slug string) (Templa
 
 // checkTemplate validates a template written through the admin API.
 func checkTemplate(t Template) error {
-	var probs []httpx.FieldProblem
-	bad := func(f, p string) { probs = append(probs, httpx.FieldProblem{Field: f, Problem: p}) }
+	var probs []apierr.FieldProblem
+	bad := func(f, p string) { probs = append(probs, apierr.FieldProblem{Field: f, Problem: p}) }
 	if !tenancy.IsSlug(t.Slug) {
 		bad("slug", "must be 1-63 lower-case letters, digits, - or _")
 	}
@@ -111,7 +111,7 @@ func checkTemplate(t Template) error {
 		bad("subject", "must be one line")
 	}
 	if len(probs) > 0 {
-		return httpx.Validation(probs...)
+		return apierr.Validation(probs...)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
@@ -55,7 +56,7 @@ func (a *API) Mount(r fiber.Router) {
 	r.Put("/upload/:id", a.put)
 	r.Options("/upload/:id", func(c *fiber.Ctx) error {
 		if !strings.HasPrefix(c.Params("id"), IDPrefix) {
-			return httpx.ErrNotFound
+			return apierr.ErrNotFound
 		}
 		c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
 		c.Set(fiber.HeaderAccessControlAllowMethods, "PUT, OPTIONS")
@@ -72,25 +73,25 @@ func scopeOf(c *fiber.Ctx) Scope {
 
 // fields decodes a JSON object body into raw fields (VALIDATION_FAILED when it is not one).
 func fields(c *fiber.Ctx) (map[string]json.RawMessage, error) {
-	body, err := httpx.JSONBody(c, httpx.CodeValidationFailed)
+	body, err := httpx.JSONBody(c, apierr.CodeValidationFailed)
 	if err != nil {
 		return nil, err
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil || m == nil {
-		return nil, httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "must be a JSON object"})
+		return nil, apierr.Validation(apierr.FieldProblem{Field: "body", Problem: "must be a JSON object"})
 	}
 	return m, nil
 }
 
 // decodeField decodes m[name] into dst when present and not null, noting a type problem.
-func decodeField(m map[string]json.RawMessage, name string, dst any, want string, probs *[]httpx.FieldProblem) bool {
+func decodeField(m map[string]json.RawMessage, name string, dst any, want string, probs *[]apierr.FieldProblem) bool {
 	raw, ok := m[name]
 	if !ok || string(raw) == "null" {
 		return false
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
-		*probs = append(*probs, httpx.FieldProblem{Field: name, Problem: "must be " + want})
+		*probs = append(*probs, apierr.FieldProblem{Field: name, Problem: "must be " + want})
 		return false
 	}
 	return true
@@ -102,13 +103,13 @@ func (a *API) presign(c *fiber.Ctx) error {
 		return err
 	}
 	var req PresignRequest
-	var probs []httpx.FieldProblem
+	var probs []apierr.FieldProblem
 	decodeField(m, "filename", &req.Filename, "a string", &probs)
 	decodeField(m, "mimeType", &req.MimeType, "a string", &probs)
 	decodeField(m, "size", &req.Size, "an integer (bytes)", &probs)
 	decodeField(m, "folderId", &req.FolderID, "a string", &probs)
 	if len(probs) > 0 {
-		return httpx.Validation(probs...)
+		return apierr.Validation(probs...)
 	}
 	slot, err := a.svc.Presign(c.UserContext(), scopeOf(c), req)
 	if err != nil {
@@ -131,9 +132,9 @@ func (a *API) complete(c *fiber.Ctx) error {
 		return err
 	}
 	var req CompleteRequest
-	var probs []httpx.FieldProblem
+	var probs []apierr.FieldProblem
 	if !decodeField(m, "assetId", &req.AssetID, "a string", &probs) && len(probs) == 0 || req.AssetID == "" && len(probs) == 0 {
-		probs = append(probs, httpx.FieldProblem{Field: "assetId", Problem: "is required"})
+		probs = append(probs, apierr.FieldProblem{Field: "assetId", Problem: "is required"})
 	}
 	decodeField(m, "fileHash", &req.FileHash, "a string", &probs)
 	var w, h int
@@ -144,7 +145,7 @@ func (a *API) complete(c *fiber.Ctx) error {
 		req.Height = &h
 	}
 	if len(probs) > 0 {
-		return httpx.Validation(probs...)
+		return apierr.Validation(probs...)
 	}
 	asset, err := a.svc.Complete(c.UserContext(), scopeOf(c), req)
 	if err != nil {

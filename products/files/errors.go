@@ -1,35 +1,35 @@
 package files
 
-import "github.com/gatehouse-dev/gatehouse/edge/httpx"
+import "github.com/gatehouse-dev/gatehouse/edge/apierr"
 
 // API errors of the product, each with its one interface code.
 var (
 	// ErrUnsupportedType is a mimeType outside the five accepted image types.
-	ErrUnsupportedType = httpx.New(400, "UNSUPPORTED_MEDIA_TYPE", "mimeType must be one of image/png, image/jpeg, image/webp, image/svg+xml, image/gif", nil)
+	ErrUnsupportedType = apierr.New(400, "UNSUPPORTED_MEDIA_TYPE", "mimeType must be one of image/png, image/jpeg, image/webp, image/svg+xml, image/gif", nil)
 	// ErrTooLarge is a declared size over MaxFileSize, or an image whose pixel count is over MaxPixels.
-	ErrTooLarge = httpx.New(400, "FILE_TOO_LARGE", "the file exceeds the 5 MB limit", nil)
+	ErrTooLarge = apierr.New(400, "FILE_TOO_LARGE", "the file exceeds the 5 MB limit", nil)
 	// ErrPixelsTooMany is an image whose declared width x height is over MaxPixels.
-	ErrPixelsTooMany = httpx.New(400, "FILE_TOO_LARGE", "the image has more pixels than allowed", nil)
+	ErrPixelsTooMany = apierr.New(400, "FILE_TOO_LARGE", "the image has more pixels than allowed", nil)
 	// ErrAssetNotFound is an unknown asset id, or one the key may not see.
-	ErrAssetNotFound = httpx.New(404, "ASSET_NOT_FOUND", "no asset with that id", nil)
+	ErrAssetNotFound = apierr.New(404, "ASSET_NOT_FOUND", "no asset with that id", nil)
 	// ErrURLInvalid is an upload URL that is expired, tampered with or for a removed slot.
-	ErrURLInvalid = httpx.New(403, "UPLOAD_URL_INVALID", "the upload URL is expired or invalid; request a new slot", nil)
+	ErrURLInvalid = apierr.New(403, "UPLOAD_URL_INVALID", "the upload URL is expired or invalid; request a new slot", nil)
 	// ErrMismatch is a body whose length or sniffed type differs from the slot.
-	ErrMismatch = httpx.New(400, "UPLOAD_MISMATCH", "the uploaded bytes do not match the slot", nil)
+	ErrMismatch = apierr.New(400, "UPLOAD_MISMATCH", "the uploaded bytes do not match the slot", nil)
 	// ErrSlotUsed is a second PUT to a slot that already holds bytes (or is receiving them).
-	ErrSlotUsed = httpx.New(409, "UPLOAD_SLOT_USED", "this upload slot has already been used; request a new slot", nil)
+	ErrSlotUsed = apierr.New(409, "UPLOAD_SLOT_USED", "this upload slot has already been used; request a new slot", nil)
 	// ErrIncomplete is /upload/complete before the bytes arrived.
-	ErrIncomplete = httpx.New(409, "UPLOAD_INCOMPLETE", "no bytes have been uploaded for this asset yet", nil)
+	ErrIncomplete = apierr.New(409, "UPLOAD_INCOMPLETE", "no bytes have been uploaded for this asset yet", nil)
 	// ErrUnsafeSVG is an SVG with script, event handlers, javascript: URLs or external references.
-	ErrUnsafeSVG = httpx.New(400, "UNSAFE_SVG", "the SVG contains script, event handlers or external references", nil)
+	ErrUnsafeSVG = apierr.New(400, "UNSAFE_SVG", "the SVG contains script, event handlers or external references", nil)
 )
 
 // mismatch returns ErrMismatch with a specific message.
 func mismatch(msg string) error {
-	return httpx.New(ErrMismatch.Status, ErrMismatch.Code, msg, nil)
+	return apierr.New(ErrMismatch.Status, ErrMismatch.Code, msg, nil)
 }
 
 // unsafeSVG returns ErrUnsafeSVG naming what was found.
 func unsafeSVG(msg string) error {
-	return httpx.New(ErrUnsafeSVG.Status, ErrUnsafeSVG.Code, "unsafe SVG: "+msg, nil)
+	return apierr.New(ErrUnsafeSVG.Status, ErrUnsafeSVG.Code, "unsafe SVG: "+msg, nil)
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/products/files"
 )
 
@@ -76,7 +76,7 @@ func startOn(t testing.TB, dir string, edit func(*config.Config), newBlobs func(
 			if err != nil {
 				t.Fatal(err)
 			}
-			cur, err := httpx.NewCursors([]byte("fedcba9876543210fedcba9876543210"))
+			cur, err := cursor.NewCursors([]byte("fedcba9876543210fedcba9876543210"))
 			if err != nil {
 				t.Fatal(err)
 			}

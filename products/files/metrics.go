@@ -3,9 +3,8 @@ package files
 import (
 	"errors"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
 // metrics counts uploads by outcome, accepted bytes and swept assets.
@@ -43,8 +42,8 @@ func (m *metrics) upload(size int64, err error) {
 		m.bytes.Add(float64(size))
 		return
 	}
-	code := httpx.CodeInternal
-	var e *httpx.Error
+	code := apierr.CodeInternal
+	var e *apierr.Error
 	if errors.As(err, &e) && e.Code != "" {
 		code = e.Code
 	}

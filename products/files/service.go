@@ -15,8 +15,9 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -26,7 +27,7 @@ type Options struct {
 	DB      *store.DB
 	Blobs   blob.Store
 	Signer  *Signer
-	Cursors *httpx.Cursors
+	Cursors *cursor.Cursors
 	// FilesBase is {files_base_url}: upload URLs are FilesBase + "/upload/<id>?...".
 	FilesBase string
 	// AssetBase is {asset_host}: public URLs are AssetBase + "/" + storageKey.
@@ -74,28 +75,28 @@ func (s *Service) AssetBase() string { return s.base }
 // ValidatePresign checks a presign request: field problems are VALIDATION_FAILED, then the
 // type (UNSUPPORTED_MEDIA_TYPE) and the size (FILE_TOO_LARGE).
 func ValidatePresign(r *PresignRequest) error {
-	var probs []httpx.FieldProblem
+	var probs []apierr.FieldProblem
 	r.Filename = strings.TrimSpace(r.Filename)
 	switch {
 	case r.Filename == "":
-		probs = append(probs, httpx.FieldProblem{Field: "filename", Problem: "is required"})
+		probs = append(probs, apierr.FieldProblem{Field: "filename", Problem: "is required"})
 	case len(r.Filename) > 255:
-		probs = append(probs, httpx.FieldProblem{Field: "filename", Problem: "must be at most 255 bytes"})
+		probs = append(probs, apierr.FieldProblem{Field: "filename", Problem: "must be at most 255 bytes"})
 	case strings.ContainsFunc(r.Filename, func(c rune) bool { return c < ' ' || c == 0x7f }):
-		probs = append(probs, httpx.FieldProblem{Field: "filename", Problem: "must not contain control characters"})
+		probs = append(probs, apierr.FieldProblem{Field: "filename", Problem: "must not contain control characters"})
 	}
 	r.MimeType = strings.ToLower(strings.TrimSpace(r.MimeType))
 	if r.MimeType == "" {
-		probs = append(probs, httpx.FieldProblem{Field: "mimeType", Problem: "is required"})
+		probs = append(probs, apierr.FieldProblem{Field: "mimeType", Problem: "is required"})
 	}
 	if r.Size <= 0 {
-		probs = append(probs, httpx.FieldProblem{Field: "size", Problem: "must be a positive integer (bytes)"})
+		probs = append(probs, apierr.FieldProblem{Field: "size", Problem: "must be a positive integer (bytes)"})
 	}
 	if len(r.FolderID) > 128 {
-		probs = append(probs, httpx.FieldProblem{Field: "folderId", Problem: "must be at most 128 characters"})
+		probs = append(probs, apierr.FieldProblem{Field: "folderId", Problem: "must be at most 128 characters"})
 	}
 	if len(probs) > 0 {
-		return httpx.Validation(probs...)
+		return apierr.Validation(probs...)
 	}
 	if !Accepted(r.MimeType) {
 		return ErrUnsupportedType
@@ -181,18 +182,18 @@ func (s *Service) Complete(ctx context.Context, sc Scope, r CompleteRequest) (*A
 		if !a.Uploaded {
 			return ErrIncomplete
 		}
-		var probs []httpx.FieldProblem
+		var probs []apierr.FieldProblem
 		if r.FileHash != "" && !strings.EqualFold(strings.TrimPrefix(r.FileHash, "sha256:"), a.SHA256) {
-			probs = append(probs, httpx.FieldProblem{Field: "fileHash", Problem: "does not match the SHA-256 of the uploaded bytes"})
+			probs = append(probs, apierr.FieldProblem{Field: "fileHash", Problem: "does not match the SHA-256 of the uploaded bytes"})
 		}
 		if r.Width != nil && *r.Width != a.Width {
-			probs = append(probs, httpx.FieldProblem{Field: "width", Problem: fmt.Sprintf("the uploaded image is %d pixels wide", a.Width)})
+			probs = append(probs, apierr.FieldProblem{Field: "width", Problem: fmt.Sprintf("the uploaded image is %d pixels wide", a.Width)})
 		}
 		if r.Height != nil && *r.Height != a.Height {
-			probs = append(probs, httpx.FieldProblem{Field: "height", Problem: fmt.Sprintf("the uploaded image is %d pixels high", a.Height)})
+			probs = append(probs, apierr.FieldProblem{Field: "height", Problem: fmt.Sprintf("the uploaded image is %d pixels high", a.Height)})
 		}
 		if len(probs) > 0 {
-			return httpx.Validation(probs...)
+			return apierr.Validation(probs...)
 		}
 		if err := txn.Delete(sweepKey(a.Sweep, a.ID)); err != nil {
 			return err
@@ -214,7 +215,7 @@ func (s *Service) Complete(ctx context.Context, sc Scope, r CompleteRequest) (*A
 func (s *Service) Duplicate(ctx context.Context, sc Scope, sum string) (string, bool, error) {
 	sum = strings.ToLower(strings.TrimSpace(sum))
 	if b, err := hex.DecodeString(sum); err != nil || len(b) != sha256.Size {
-		return "", false, httpx.Validation(httpx.FieldProblem{Field: "hash", Problem: "must be the SHA-256 of the file as 64 hex digits"})
+		return "", false, apierr.Validation(apierr.FieldProblem{Field: "hash", Problem: "must be the SHA-256 of the file as 64 hex digits"})
 	}
 	found := ""
 	err := s.o.DB.View(ctx, func(txn *store.Txn) error {
@@ -307,7 +308,7 @@ func (s *Service) Upload(ctx context.Context, id, rawQuery, contentType string, 
 	}()
 	g, err := s.o.Signer.Verify(id, rawQuery, s.now())
 	if err != nil {
-		return nil, httpx.New(ErrURLInvalid.Status, ErrURLInvalid.Code, ErrURLInvalid.Message, err)
+		return nil, apierr.New(ErrURLInvalid.Status, ErrURLInvalid.Code, ErrURLInvalid.Message, err)
 	}
 	a, err = s.claim(ctx, g)
 	if err != nil {
@@ -433,7 +434,7 @@ func (s *Service) receive(ctx context.Context, a *Asset, contentType string, con
 		pw.Close()
 	}
 	res := <-done
-	var apiErr *httpx.Error
+	var apiErr *apierr.Error
 	switch {
 	case res.err != nil && errors.As(res.err, &apiErr):
 		return measured{}, res.err

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/products/files"
 )
 
@@ -69,7 +69,7 @@ func TestCheckSVG(t *testing.T) {
 }
 
 func codeOf(err error) string {
-	var e *httpx.Error
+	var e *apierr.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}

@@ -12,7 +12,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
@@ -29,13 +31,13 @@ var Rule = auth.Rule{Product: "forms", PublishableOnly: true, NeedProject: true}
 type Product struct {
 	svc     *Service
 	auth    *auth.Authenticator
-	cursors *httpx.Cursors
+	cursors *cursor.Cursors
 	proxies proxies
 }
 
 // NewProduct returns the product over its service. trustedProxies (config trusted_proxies:
 // IPs or CIDRs) are the peers whose X-Forwarded-For names the submitter.
-func NewProduct(svc *Service, a *auth.Authenticator, cursors *httpx.Cursors, trustedProxies []string) *Product {
+func NewProduct(svc *Service, a *auth.Authenticator, cursors *cursor.Cursors, trustedProxies []string) *Product {
 	return &Product{svc: svc, auth: a, cursors: cursors, proxies: parseProxies(trustedProxies)}
 }
 
@@ -54,6 +56,7 @@ func (p *Product) MountAdmin(r fiber.Router) {
 	r.Get("/projects/:project/forms/:slug/submissions", p.inbox)
 	r.Get("/projects/:project/forms/:slug/submissions/:id", p.submission)
 	r.Get("/projects/:project/forms/:slug/submissions/:id/files/:n", p.file)
+	r.Delete("/projects/:project/forms/:slug/submissions/:id", p.deleteSubmission)
 }
 
 func (p *Product) definition(c *fiber.Ctx) error {
@@ -84,9 +87,9 @@ func (p *Product) submit(c *fiber.Ctx) error {
 		raw = bytes.NewReader(c.Body())
 	}
 	if c.Request().Header.ContentLength() > limit {
-		p.svc.Refuse(httpx.ErrTooLarge)
+		p.svc.Refuse(apierr.ErrTooLarge)
 		discard(raw, 2*limit)
-		return httpx.ErrTooLarge
+		return apierr.ErrTooLarge
 	}
 	body := &limitedBody{r: raw, left: int64(limit)}
 	in := Input{
@@ -142,7 +145,7 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 	if l.left <= 0 {
 		var one [1]byte
 		if n, _ := io.ReadFull(l.r, one[:]); n > 0 {
-			return 0, httpx.ErrTooLarge
+			return 0, apierr.ErrTooLarge
 		}
 		return 0, io.EOF
 	}
@@ -164,12 +167,12 @@ func discard(body io.Reader, max int) {
 // readBody reads a whole (limited) JSON or urlencoded body.
 func readBody(r io.Reader) ([]byte, error) {
 	raw, err := io.ReadAll(r)
-	var he *httpx.Error
+	var he *apierr.Error
 	if errors.As(err, &he) {
 		return nil, he
 	}
 	if err != nil {
-		return nil, httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "could not be read"})
+		return nil, apierr.Validation(apierr.FieldProblem{Field: "body", Problem: "could not be read"})
 	}
 	return raw, nil
 }
@@ -179,7 +182,7 @@ func readBody(r io.Reader) ([]byte, error) {
 // with a hint: it is what `curl -d '{"data":...}'` sends, whose default type is urlencoded.
 func decodeURLEncoded(c *fiber.Ctx, raw []byte) (map[string]any, error) {
 	if t := bytes.TrimSpace(raw); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
-		e := httpx.Validation(httpx.FieldProblem{Field: "body",
+		e := apierr.Validation(apierr.FieldProblem{Field: "body",
 			Problem: "is JSON sent as application/x-www-form-urlencoded: send it with Content-Type: application/json"})
 		e.Message = "the body is JSON but the Content-Type is application/x-www-form-urlencoded (curl -d's default): send it with the header Content-Type: application/json"
 		return nil, e
@@ -207,7 +210,7 @@ func decodeJSON(body []byte) (map[string]any, error) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "must be a JSON object"})
+		return nil, apierr.Validation(apierr.FieldProblem{Field: "body", Problem: "must be a JSON object"})
 	}
 	data, ok := obj["data"].(map[string]any)
 	if !ok {
@@ -243,6 +246,9 @@ func addValue(m map[string]any, k, v string) {
 func inboxScope(project, slug string) string { return "forms-inbox/" + project + "/" + slug }
 
 func (p *Product) inbox(c *fiber.Ctx) error {
+	if wantsCSV(c) {
+		return p.inboxCSV(c)
+	}
 	project, slug := utils.CopyString(c.Params("project")), utils.CopyString(c.Params("slug"))
 	limit, err := httpx.QueryInt(c, "limit", 25, 1, 100)
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
 )
 
@@ -36,7 +36,7 @@ func benchSubmit(b *testing.B, syncWrites bool, clients int) {
 		Config:  func(c *config.Config) { c.Storage.SyncWrites = syncWrites },
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
 			blobs, _ := blob.NewLocal(t.TempDir())
-			cur, _ := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+			cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 			var err error
 			svc, err = forms.New(forms.Options{DB: d.DB, Blobs: blobs, RatePerMinute: 1 << 30})
 			if err != nil {

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 )
 
 // Error codes of the Forms error table (and the codes decisions.md adds).
@@ -23,24 +23,24 @@ const (
 // API errors of the product; each maps to one interface code.
 var (
 	// ErrFormNotFound is an unknown or unpublished form.
-	ErrFormNotFound = httpx.New(404, CodeFormNotFound, "no published form matches the slug", nil)
+	ErrFormNotFound = apierr.New(404, CodeFormNotFound, "no published form matches the slug", nil)
 	// ErrFormPrivate is a form whose visibility is private.
-	ErrFormPrivate = httpx.New(403, CodeFormPrivate, "the form is private", nil)
+	ErrFormPrivate = apierr.New(403, CodeFormPrivate, "the form is private", nil)
 	// ErrCaptchaRequired is a captcha form submitted without a token.
-	ErrCaptchaRequired = httpx.New(400, CodeCaptchaRequired, "the form requires a captcha token under captcha-response", nil)
+	ErrCaptchaRequired = apierr.New(400, CodeCaptchaRequired, "the form requires a captcha token under captcha-response", nil)
 	// ErrCaptchaFailed is a token the verifier rejected.
-	ErrCaptchaFailed = httpx.New(403, CodeCaptchaFailed, "the captcha token was rejected", nil)
+	ErrCaptchaFailed = apierr.New(403, CodeCaptchaFailed, "the captcha token was rejected", nil)
 	// ErrCaptchaNotConfigured is a captcha form in a project with no challenge keys.
-	ErrCaptchaNotConfigured = httpx.New(503, CodeCaptchaNotConfigured, "the form requires a captcha but the project has no captcha keys", nil)
+	ErrCaptchaNotConfigured = apierr.New(503, CodeCaptchaNotConfigured, "the form requires a captcha but the project has no captcha keys", nil)
 	// ErrCaptchaUnavailable is a verifier that could not give a verdict (provider down).
-	ErrCaptchaUnavailable = httpx.New(502, CodeCaptchaUnavailable, "the captcha provider could not be reached; try again", nil)
+	ErrCaptchaUnavailable = apierr.New(502, CodeCaptchaUnavailable, "the captcha provider could not be reached; try again", nil)
 	// ErrSubmissionNotFound is an unknown submission or file in the inbox.
-	ErrSubmissionNotFound = httpx.New(404, CodeSubmissionNotFound, "no submission with that id", nil)
+	ErrSubmissionNotFound = apierr.New(404, CodeSubmissionNotFound, "no submission with that id", nil)
 )
 
 // invalidJSON is a body that does not parse.
 func invalidJSON(cause error) error {
-	return httpx.New(400, CodeInvalidJSON, "the body is not valid JSON", cause)
+	return apierr.New(400, CodeInvalidJSON, "the body is not valid JSON", cause)
 }
 
 // rateLimited is a 429 with Retry-After in whole seconds (at least 1).
@@ -49,6 +49,6 @@ func rateLimited(retry time.Duration) error {
 	if secs < 1 {
 		secs = 1
 	}
-	return httpx.New(429, httpx.CodeRateLimited, "submission rate limit exceeded: 60 per minute per key and form", nil).
+	return apierr.New(429, apierr.CodeRateLimited, "submission rate limit exceeded: 60 per minute per key and form", nil).
 		WithHeader("Retry-After", strconv.Itoa(secs))
 }

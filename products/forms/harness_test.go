@@ -17,9 +17,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/edge/embedhost"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
 )
 
@@ -180,7 +180,7 @@ func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cur, err := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+			cur, err := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -91,12 +91,12 @@ func (s *Service) OpenFile(ctx context.Context, project, slug, id string, n int)
 		return FileRef{}, nil, err
 	}
 	if n < 0 || n >= len(sub.Files) {
-		return FileRef{}, nil, httpx.New(404, CodeSubmissionFileMissing, "the submission has no such file", nil)
+		return FileRef{}, nil, apierr.New(404, CodeSubmissionFileMissing, "the submission has no such file", nil)
 	}
 	f := sub.Files[n]
 	obj, err := s.o.Blobs.Open(ctx, f.Key)
 	if errors.Is(err, blob.ErrNotFound) {
-		return FileRef{}, nil, httpx.New(404, CodeSubmissionFileMissing, "the file's bytes are gone", err)
+		return FileRef{}, nil, apierr.New(404, CodeSubmissionFileMissing, "the file's bytes are gone", err)
 	}
 	return f, obj, err
 }

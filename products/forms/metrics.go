@@ -1,9 +1,8 @@
 package forms
 
 import (
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
 // metrics are the product's Prometheus series.
@@ -28,7 +27,7 @@ func (m *metrics) observe(err error) {
 		m.outcomes.WithLabelValues("received").Inc()
 		return
 	}
-	code := httpx.As(err).Code
+	code := apierr.As(err).Code
 	if code == "" {
 		code = "PAYLOAD_TOO_LARGE"
 	}

@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 )
 
 // MaxMultipartTextBytes bounds the text parts of one multipart submission together: the same
@@ -81,14 +81,14 @@ func decodeMultipart(body io.Reader, boundary, dir string, kinds FieldKinds, log
 // bodyErr is the API error of a failed read of the body: the limit's 413 and the header
 // guard's refusal as they are, anything else a malformed body.
 func bodyErr(err error) error {
-	var he *httpx.Error
+	var he *apierr.Error
 	switch {
 	case errors.As(err, &he):
 		return he
 	case errors.Is(err, errPartHeader):
-		return httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "has a part whose headers are longer than 64 KB"})
+		return apierr.Validation(apierr.FieldProblem{Field: "body", Problem: "has a part whose headers are longer than 64 KB"})
 	}
-	e := httpx.Validation(httpx.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
+	e := apierr.Validation(apierr.FieldProblem{Field: "body", Problem: "is not a well-formed multipart/form-data body"})
 	e.Err = err
 	return e
 }
@@ -105,7 +105,7 @@ func (s *Spool) read(mr *multipart.Reader, dir string, kinds FieldKinds) error {
 		}
 		name, filename := part.FormName(), part.FileName()
 		if name == "" {
-			return httpx.Validation(httpx.FieldProblem{Field: partLabel(i, filename),
+			return apierr.Validation(apierr.FieldProblem{Field: partLabel(i, filename),
 				Problem: `has no name: every part needs Content-Disposition: form-data; name="<field>"`})
 		}
 		if filename == "" {
@@ -119,7 +119,7 @@ func (s *Spool) read(mr *multipart.Reader, dir string, kinds FieldKinds) error {
 		}
 		if known, file := kinds(name); known && !file {
 			part.Close()
-			return httpx.Validation(httpx.FieldProblem{Field: name,
+			return apierr.Validation(apierr.FieldProblem{Field: name,
 				Problem: fmt.Sprintf("is not a file field, but %s is a file part", partLabel(i, filename))})
 		}
 		err = s.spool(part, name, filename, dir)
@@ -150,7 +150,7 @@ func (s *Spool) readText(part *multipart.Part, name string, budget int) (int, er
 		return 0, bodyErr(err)
 	}
 	if n > int64(budget) {
-		return 0, httpx.ErrTooLarge
+		return 0, apierr.ErrTooLarge
 	}
 	addValue(s.Values, name, b.String())
 	return int(n), nil
@@ -191,7 +191,7 @@ func (s *Spool) spool(part *multipart.Part, name, filename, dir string) error {
 		return bodyErr(err)
 	}
 	if size > MaxFileBytes {
-		return httpx.ErrTooLarge
+		return apierr.ErrTooLarge
 	}
 	ctype, _, _ := mime.ParseMediaType(part.Header.Get("Content-Type"))
 	if ctype == "" || ctype == "application/octet-stream" {

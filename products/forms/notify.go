@@ -27,12 +27,13 @@ type AutoReply struct {
 	Template   string `json:"template"`
 }
 
-// Events is told of each accepted submission inside the transaction that stores it, so the
-// webhook event and the notification emails it queues commit with the submission (a crash
-// loses none of them) and nothing is queued for a refused one (captcha, rate limit, plugin,
-// validation: those never reach the transaction). An error aborts the submission.
+// Events is told of each accepted submission. It prepares what to queue (the webhook event,
+// the notification emails) outside the transaction and returns the function that writes it
+// inside the transaction storing the submission: they commit together (a crash loses none of
+// them), and nothing is queued for a refused submission (captcha, rate limit, plugin,
+// validation: those never reach it). An error aborts the submission.
 type Events interface {
-	SubmissionAccepted(ctx context.Context, txn *store.Txn, a Accepted) error
+	SubmissionAccepted(ctx context.Context, a Accepted) (write func(*store.Txn) error, err error)
 }
 
 // Accepted is an accepted submission as Events sees it. Submission.Files carry their admin

@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/ratelimit"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -31,7 +31,7 @@ type FilterInput struct {
 }
 
 // Filter is the forms.submit hook (plugins implement it). It returns the data to store
-// (possibly rewritten) or an error: an *httpx.Error rejects the submission with its code.
+// (possibly rewritten) or an error: an *apierr.Error rejects the submission with its code.
 type Filter interface {
 	FilterSubmission(ctx context.Context, in FilterInput) (map[string]any, error)
 }
@@ -214,7 +214,7 @@ func (s *Service) verifier(ctx context.Context, c *compiled) (Verifier, Challeng
 		}
 		v, err := s.o.Plugins.CaptchaVerifier(ctx, c.project, plugin)
 		if err != nil || v == nil {
-			return nil, ch, httpx.New(503, CodeCaptchaNotConfigured, ErrCaptchaNotConfigured.Message, err)
+			return nil, ch, apierr.New(503, CodeCaptchaNotConfigured, ErrCaptchaNotConfigured.Message, err)
 		}
 		return v, ch, nil
 	}
@@ -318,10 +318,10 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 		v, err := ver.Verify(ctx, ch)
 		if err != nil {
 			s.log.Warn("captcha verification failed", "project", in.Project, "form", in.Slug, "err", err)
-			return Receipt{}, httpx.New(ErrCaptchaUnavailable.Status, ErrCaptchaUnavailable.Code, ErrCaptchaUnavailable.Message, err)
+			return Receipt{}, apierr.New(ErrCaptchaUnavailable.Status, ErrCaptchaUnavailable.Code, ErrCaptchaUnavailable.Message, err)
 		}
 		if !v.Success {
-			return Receipt{}, httpx.New(ErrCaptchaFailed.Status, ErrCaptchaFailed.Code, ErrCaptchaFailed.Message, fmt.Errorf("provider codes %v", v.Codes))
+			return Receipt{}, apierr.New(ErrCaptchaFailed.Status, ErrCaptchaFailed.Code, ErrCaptchaFailed.Message, fmt.Errorf("provider codes %v", v.Codes))
 		}
 	}
 	id, err := uuid.NewV7()
@@ -342,11 +342,18 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 		return Receipt{}, fmt.Errorf("forms: encode submission: %w", err)
 	}
 	key := subKey(in.Project, in.Slug, sub.ID)
+	var events func(*store.Txn) error
+	if s.o.Events != nil {
+		if events, err = s.o.Events.SubmissionAccepted(ctx, s.accepted(c, sub)); err != nil {
+			s.dropFiles(sub.Files)
+			return Receipt{}, fmt.Errorf("forms: prepare the submission's events: %w", err)
+		}
+	}
 	if err := s.o.DB.Update(ctx, func(txn *store.Txn) error {
-		if err := txn.Set(key, raw); err != nil || s.o.Events == nil {
+		if err := txn.Set(key, raw); err != nil || events == nil {
 			return err
 		}
-		return s.o.Events.SubmissionAccepted(ctx, txn, s.accepted(c, sub))
+		return events(txn)
 	}); err != nil {
 		s.dropFiles(sub.Files)
 		return Receipt{}, fmt.Errorf("forms: store submission: %w", err)

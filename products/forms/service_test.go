@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -84,7 +84,7 @@ func (p plugins) CaptchaVerifier(_ context.Context, _, name string) (forms.Verif
 
 func TestFilter(t *testing.T) {
 	t.Parallel()
-	reject := httpx.New(422, "SPAM", "looks like spam", nil)
+	reject := apierr.New(422, "SPAM", "looks like spam", nil)
 	svc, _ := newService(t, pluginTenants, func(o *forms.Options) {
 		o.Filter = filterFunc(func(_ context.Context, in forms.FilterInput) (map[string]any, error) {
 			if in.Data["note"] == "casino" {
@@ -119,7 +119,7 @@ func TestPluginCaptcha(t *testing.T) {
 	}
 	// No plugin host wired: 503.
 	svc, _ := newService(t, pluginTenants, nil)
-	if _, err := svc.Submit(ctx, in("ok")); httpx.As(err).Code != forms.CodeCaptchaNotConfigured {
+	if _, err := svc.Submit(ctx, in("ok")); apierr.As(err).Code != forms.CodeCaptchaNotConfigured {
 		t.Errorf("Submit without a plugin host = %v, want CAPTCHA_NOT_CONFIGURED", err)
 	}
 	var got forms.Challenge
@@ -135,7 +135,7 @@ func TestPluginCaptcha(t *testing.T) {
 	if got.Token != "ok" || got.RemoteIP != "192.0.2.1" || got.Project != "demo" || got.Form != "plugged" {
 		t.Errorf("plugin got %+v", got)
 	}
-	if _, err := svc.Submit(ctx, in("no")); httpx.As(err).Code != forms.CodeCaptchaFailed {
+	if _, err := svc.Submit(ctx, in("no")); apierr.As(err).Code != forms.CodeCaptchaFailed {
 		t.Errorf("Submit with a failing plugin = %v, want CAPTCHA_FAILED", err)
 	}
 	def, err := svc.Definition(ctx, "demo", "plugged")
@@ -153,7 +153,7 @@ func TestInvalidateOnChange(t *testing.T) {
 	}
 	// The form stays cached until a change of it; tenancy's OnChange calls Changed.
 	svc.Changed(ctx, []tenancy.Change{{Op: "deleted", Kind: "form", Project: "demo", Name: "nope"}})
-	if _, err := svc.Definition(ctx, "demo", "nope"); httpx.As(err).Code != forms.CodeFormNotFound {
+	if _, err := svc.Definition(ctx, "demo", "nope"); apierr.As(err).Code != forms.CodeFormNotFound {
 		t.Errorf("Definition(nope) = %v", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 )
 
 // MaxFileBytes is the largest file part a submission may carry (decisions.md section 5).
@@ -79,9 +79,9 @@ func takeCaptcha(values map[string]any) string {
 // validate checks values and files against the form and returns the data to store, or a
 // VALIDATION_FAILED error listing every problem in field order (unknown fields last).
 func validate(c *compiled, values map[string]any, fromForm bool, files map[string][]FilePart) (map[string]any, error) {
-	var problems []httpx.FieldProblem
+	var problems []apierr.FieldProblem
 	add := func(field, problem string) {
-		problems = append(problems, httpx.FieldProblem{Field: field, Problem: problem})
+		problems = append(problems, apierr.FieldProblem{Field: field, Problem: problem})
 	}
 	data := make(map[string]any, len(values))
 	for _, name := range c.order {
@@ -152,7 +152,7 @@ func validate(c *compiled, values map[string]any, fromForm bool, files map[strin
 		add(k, "is not a field of this form")
 	}
 	if len(problems) > 0 {
-		return nil, httpx.Validation(problems...)
+		return nil, apierr.Validation(problems...)
 	}
 	return data, nil
 }

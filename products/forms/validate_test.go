@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -76,7 +76,7 @@ func TestValidate(t *testing.T) {
 				v[k] = x
 			}
 			_, err := validate(c, v, tc.fromForm, tc.files)
-			var he *httpx.Error
+			var he *apierr.Error
 			switch {
 			case tc.field == "" && err != nil:
 				t.Errorf("validate(%v) = %v, want valid", v, err)
@@ -119,7 +119,7 @@ func TestDecodeJSON(t *testing.T) {
 		v, err := decodeJSON([]byte(tc.in))
 		got := ""
 		if err != nil {
-			got = httpx.As(err).Code
+			got = apierr.As(err).Code
 		} else {
 			b, _ := json.Marshal(v)
 			got = string(b)

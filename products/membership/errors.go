@@ -3,7 +3,7 @@ package membership
 import (
 	"errors"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 )
 
 // ErrNoActiveConnection reports a project with no active sign-in connection (none configured,
@@ -19,7 +19,7 @@ func apiError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrNoActiveConnection):
-		return httpx.New(404, CodeNoActiveConnection, "the project has no active sign-in connection", err)
+		return apierr.New(404, CodeNoActiveConnection, "the project has no active sign-in connection", err)
 	default:
 		return err
 	}

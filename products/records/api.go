@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
@@ -159,7 +160,7 @@ func (p *Product) put(c *fiber.Ctx) error {
 		return err
 	}
 	var in WriteRecord
-	if err := httpx.DecodeJSON(c, &in, httpx.CodeValidationFailed); err != nil {
+	if err := httpx.DecodeJSON(c, &in, apierr.CodeValidationFailed); err != nil {
 		return err
 	}
 	if id := c.Params("id"); id != "" {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
@@ -39,7 +39,7 @@ func newCompoundService(t testing.TB, db *store.DB, doc string) (*Service, *tena
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, _ := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 	svc, err := New(Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Now: func() time.Time { return now0 }})
 	if err != nil {
 		t.Fatal(err)

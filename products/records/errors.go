@@ -1,19 +1,17 @@
 package records
 
-import (
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
-)
+import "github.com/gatehouse-dev/gatehouse/edge/apierr"
 
 // API errors of the product: the one place codes are chosen.
 var (
 	// ErrProjectNotFound is an unknown project, or one the key may not see.
-	ErrProjectNotFound = httpx.New(404, "PROJECT_NOT_FOUND", "no project with that id", nil)
+	ErrProjectNotFound = apierr.New(404, "PROJECT_NOT_FOUND", "no project with that id", nil)
 	// ErrCollectionNotFound is an unknown collection, or a non-public one read with a publishable key.
-	ErrCollectionNotFound = httpx.New(404, "COLLECTION_NOT_FOUND", "no collection with that name", nil)
+	ErrCollectionNotFound = apierr.New(404, "COLLECTION_NOT_FOUND", "no collection with that name", nil)
 	// ErrRecordNotFound is an unknown or unpublished record.
-	ErrRecordNotFound = httpx.New(404, "RECORD_NOT_FOUND", "no published record with that id", nil)
+	ErrRecordNotFound = apierr.New(404, "RECORD_NOT_FOUND", "no published record with that id", nil)
 	// ErrPrivateField is a private field used in filter, sort, groupBy or distinct with a publishable key.
-	ErrPrivateField = httpx.New(400, "PRIVATE_FIELD_NOT_QUERYABLE", "a private field can only be queried with a secret key", nil)
+	ErrPrivateField = apierr.New(400, "PRIVATE_FIELD_NOT_QUERYABLE", "a private field can only be queried with a secret key", nil)
 )
 
 // Codes of the errors built per request.
@@ -22,9 +20,9 @@ const (
 	codeInvalidSort   = "INVALID_SORT"
 )
 
-func invalidFilter(msg string) error { return httpx.New(400, codeInvalidFilter, msg, nil) }
+func invalidFilter(msg string) error { return apierr.New(400, codeInvalidFilter, msg, nil) }
 
-func invalidSort(msg string) error { return httpx.New(400, codeInvalidSort, msg, nil) }
+func invalidSort(msg string) error { return apierr.New(400, codeInvalidSort, msg, nil) }
 
 func privateField(name string) error {
 	e := *ErrPrivateField
@@ -33,5 +31,5 @@ func privateField(name string) error {
 }
 
 func validation(field, problem string) error {
-	return httpx.Validation(httpx.FieldProblem{Field: field, Problem: problem})
+	return apierr.Validation(apierr.FieldProblem{Field: field, Problem: problem})
 }

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
@@ -78,7 +78,7 @@ func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness
 	h := edgetest.New(t, edgetest.Options{
 		Tenants: tenants,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
-			cur, err := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+			cur, err := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 			if err != nil {
 				t.Fatal(err)
 			}

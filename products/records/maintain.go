@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
@@ -16,10 +16,10 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 func withProblems(err error, probs []problem) error {
-	e := httpx.As(err)
+	e := apierr.As(err)
 	e.Details = e.Details[:0]
 	for _, p := range probs {
-		e.Details = append(e.Details, httpx.FieldProblem{Field: p.field, Problem: p.msg})
+		e.Details = append(e.Details, apierr.FieldProblem{Field: p.field, Problem: p.msg})
 	}
 	return e
 }

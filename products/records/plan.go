@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 )
@@ -167,22 +167,22 @@ func encodeCursor(t tuple) []byte {
 func decodeCursor(b []byte, n int) (tuple, error) {
 	rd := &reader{b: b}
 	if rd.byte1() != 1 || rd.uvarint() != n || rd.err {
-		return tuple{}, httpx.ErrInvalidCursor
+		return tuple{}, apierr.ErrInvalidCursor
 	}
 	t := tuple{vals: make([][]byte, n)}
 	for i := 0; i < n; i++ {
 		v := rd.bytes()
 		if rd.err {
-			return tuple{}, httpx.ErrInvalidCursor
+			return tuple{}, apierr.ErrInvalidCursor
 		}
 		if l, err := fields.Len(v); err != nil || l != len(v) {
-			return tuple{}, httpx.ErrInvalidCursor
+			return tuple{}, apierr.ErrInvalidCursor
 		}
 		t.vals[i] = v
 	}
 	t.id = string(rd.b)
 	if t.id == "" {
-		return tuple{}, httpx.ErrInvalidCursor
+		return tuple{}, apierr.ErrInvalidCursor
 	}
 	return t, nil
 }

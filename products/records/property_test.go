@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/title"
@@ -196,7 +196,7 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 	defer db.Close()
 	ten := tenancy.New(db, tenancy.Options{})
 	titles, _ := title.OpenMemory()
-	cur, _ := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 	svc, err := records.New(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, CandidateLimit: candLimit})
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
@@ -14,7 +14,7 @@ import (
 // as after losing the index: Start must rebuild it.
 func newServiceOver(t *testing.T, h *edgetest.Harness) *records.Service {
 	t.Helper()
-	cur, _ := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 	titles, err := title.Open(t.TempDir() + "/title.bleve")
 	if err != nil {
 		t.Fatal(err)

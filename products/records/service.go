@@ -11,7 +11,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/title"
@@ -29,7 +29,7 @@ type Options struct {
 	Tenancy *tenancy.Service
 	// Titles is the title index (index/title); the service closes it in Close.
 	Titles  *title.Index
-	Cursors *httpx.Cursors
+	Cursors *cursor.Cursors
 	Log     *slog.Logger
 	// ReadFilter is the records.read hook; nil for none.
 	ReadFilter ReadFilter
@@ -47,7 +47,7 @@ type Service struct {
 	db        *store.DB
 	ten       *tenancy.Service
 	titles    *title.Index
-	cursors   *httpx.Cursors
+	cursors   *cursor.Cursors
 	log       *slog.Logger
 	filter    ReadFilter
 	now       func() time.Time

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 )
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
-func asAPI(err error) *httpx.Error {
-	var e *httpx.Error
+func asAPI(err error) *apierr.Error {
+	var e *apierr.Error
 	if errors.As(err, &e) {
 		return e
 	}

@@ -152,3 +152,39 @@ func TestRecordsImportExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownKeyNamesFileAndLine: an unknown key in a tenants document is reported as
+// FILE:LINE: path: unknown key, by `serve --tenants` and by `apply -f`, never as encoding/json's
+// "unknown field".
+func TestUnknownKeyNamesFileAndLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "tenants.yaml")
+	if err := os.WriteFile(bad, []byte("orgs:\n  - slug: acme\n    projcts: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "gatehouse.yaml")
+	if err := os.WriteFile(cfg, []byte("listen: \"127.0.0.1:0\"\nstorag:\n  sync_writes: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := bad + ":3: orgs[0].projcts: unknown key"
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--data", dir, "--config", cfg}, &out, &errOut, nil); code != 1 || !strings.Contains(errOut.String(), cfg+":2: storag: unknown key") {
+		t.Errorf("serve with an unknown config key: exit %d, stderr %q", code, errOut.String())
+	}
+	p := startDemo(t)
+	errOut.Reset()
+	env := []string{"GATEHOUSE_SERVER=" + p.url, "GATEHOUSE_ADMIN_TOKEN=restart-token"}
+	if code := run(context.Background(), []string{"apply", "-f", bad}, &out, &errOut, env); code != 1 || !strings.Contains(errOut.String(), want) || strings.Contains(errOut.String(), "unknown field") {
+		t.Errorf("apply -f: exit %d, stderr %q, want %q", code, errOut.String(), want)
+	}
+	// serve --tenants with the same document.
+	errOut.Reset()
+	empty := filepath.Join(dir, "empty.yaml")
+	if err := os.WriteFile(empty, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(context.Background(), []string{"serve", "--listen", "127.0.0.1:0", "--data", filepath.Join(dir, "d"), "--config", empty, "--tenants", bad}, &out, &errOut, nil); code != 1 || !strings.Contains(errOut.String(), want) {
+		t.Errorf("serve --tenants: exit %d, stderr %q, want %q", code, errOut.String(), want)
+	}
+}

@@ -67,6 +67,16 @@ orgs:
           - {slug: contact, published: true, fields: [{name: message, type: text, required: true}]}
         plugins:
           - {name: spam, module: %q, hooks: [forms.submit], config: {blockedWords: casino}}
+      - id: rec
+        keys:
+          - {name: web, value: pk_live_rec_web, products: [records]}
+        collections:
+          - name: posts
+            public: true
+            fields: [{name: title, type: text}]
+            records: [{id: p1, published: true, data: {title: Hello}}]
+        plugins:
+          - {name: redact, module: redactor, hooks: [records.read], onError: closed}
 `, mods["spamguard"])
 	file := filepath.Join(data, "tenants.yaml")
 	if err := os.WriteFile(file, []byte(tenants), 0o600); err != nil {
@@ -88,6 +98,12 @@ orgs:
 	}
 	if code, body := p.admin(t, "GET", "/projects/plug/plugins/gate/logs", ""); code != 200 || !strings.Contains(string(body), "plugin refused") {
 		t.Errorf("logs of refused gate = %d %s, want the refusal", code, body)
+	}
+
+	// A fail-closed records.read plugin whose module is missing fails the read the same way.
+	if code, body := do(t, "GET", p.url+"/records/projects/rec/collections/posts/records/p1", "pk_live_rec_web", ""); code != 503 ||
+		!strings.Contains(body, "PLUGIN_FAILED") || strings.Contains(body, "Hello") {
+		t.Errorf("read with a missing fail-closed records.read plugin = %d %s, want 503 PLUGIN_FAILED", code, body)
 	}
 
 	// Uploads the host refuses answer 400 PLUGIN_REFUSED with the reason and are not stored.

@@ -139,7 +139,7 @@ type isolationRun struct {
 	requests, non2xx   int
 	rssMax, rssAfter   int64 // the gateway's RSS in MB during the load and 5 s after
 	aOK, aBusy, aOther int64 // A's answers: 2xx, 503 PLUGIN_BUSY, anything else
-	bCalls             int64 // B's filter calls and failures (admin API)
+	bCalls, aCalls     int64 // B's filter calls, A's plugin calls (admin API)
 	bErrors            map[string]int64
 	aErrors            map[string]int64
 }
@@ -168,9 +168,12 @@ func TestPluginsIsolation(t *testing.T) {
 	patterns := []struct{ name, plugin string }{
 		{"baseline", fmt.Sprintf("{name: filter, module: %q, hooks: [forms.submit], config: {blockedWords: casino}}", ex["spamguard"])},
 		{"loop", fmt.Sprintf("{name: loop, module: %q, hooks: [forms.submit], limits: {memoryMB: 16, timeoutMs: 100}}", mods["loop"])},
-		{"burner", fmt.Sprintf("{name: burner, module: %q, hooks: [forms.submit], limits: {memoryMB: 32, timeoutMs: 100}}", mods["burner"])},
+		{"burner", fmt.Sprintf("{name: burner, module: %q, hooks: [forms.submit], limits: {memoryMB: 32, timeoutMs: 100}, config: {iterations: \"1000000\"}}", mods["burner"])},
+		// The same burner, light enough (250,000 iterations) to succeed within 100 ms on a loaded
+		// machine, so that the breaker never opens and the scheduler alone holds it.
+		{"burner-ok", fmt.Sprintf("{name: burner, module: %q, hooks: [forms.submit], limits: {memoryMB: 32, timeoutMs: 100}, config: {iterations: \"250000\"}}", mods["burner"])},
 		{"grower", fmt.Sprintf("{name: grower, module: %q, hooks: [forms.submit], limits: {memoryMB: 128, timeoutMs: 1000}}", mods["grower"])},
-		{"hog", fmt.Sprintf("{name: hog, module: %q, hooks: [forms.submit], limits: {memoryMB: 128, timeoutMs: 1000}}", mods["hog"])},
+		{"hog", fmt.Sprintf("{name: hog, module: %q, hooks: [forms.submit], limits: {memoryMB: 128, timeoutMs: 1000}, config: {mb: \"64\"}}", mods["hog"])},
 	}
 	bPlugin := fmt.Sprintf("{name: spam, module: %q, hooks: [forms.submit], onError: open, config: {blockedWords: casino}}", ex["spamguard"])
 	var runs []isolationRun
@@ -194,10 +197,10 @@ func TestPluginsIsolation(t *testing.T) {
 	}
 	base := runs[0]
 	fmt.Printf("\nB: 16 wrk clients on b's form for %v each; A: 8 clients, 40 ms pause; GOMAXPROCS=%s\n", duration, os.Getenv("GOMAXPROCS"))
-	fmt.Printf("%-9s %9s %8s %8s %8s %8s %9s %9s  %-28s %s\n", "pattern", "B req/s", "B p50", "B p99", "p99 x", "req/s x", "RSS max", "RSS after", "A answers ok/busy/other", "A plugin errors")
+	fmt.Printf("%-9s %9s %8s %8s %8s %8s %9s %9s  %-28s %s\n", "pattern", "B req/s", "B p50", "B p99", "p99 x", "req/s x", "RSS max", "RSS after", "A answers ok/busy/other", "A plugin calls, errors")
 	for _, r := range runs {
 		fmt.Printf("%-9s %9.0f %6.2fms %6.2fms %7.2fx %7.2fx %7dMB %7dMB  %-28s %v\n", r.name, r.rps, r.p50, r.p99, r.p99/base.p99, r.rps/base.rps,
-			r.rssMax, r.rssAfter, fmt.Sprintf("%d/%d/%d", r.aOK, r.aBusy, r.aOther), r.aErrors)
+			r.rssMax, r.rssAfter, fmt.Sprintf("%d/%d/%d", r.aOK, r.aBusy, r.aOther), fmt.Sprint(r.aCalls, r.aErrors))
 	}
 }
 
@@ -266,7 +269,7 @@ wrk.headers["X-API-Key"] = "pk_live_b_web"
 	time.Sleep(5 * time.Second)
 	r.rssAfter = rssMB(pid)
 	b, a := p.plugins(t, "b").Items[0], p.plugins(t, "a").Items[0]
-	r.bCalls, r.bErrors, r.aErrors = b.Calls, b.Errors, a.Errors
+	r.bCalls, r.bErrors, r.aCalls, r.aErrors = b.Calls, b.Errors, a.Calls, a.Errors
 	_ = p.cmd.Process.Signal(syscall.SIGTERM) // logs are at error level: p.stop would miss "storage closed"
 	if err := <-p.done; err != nil {
 		t.Errorf("%s: gatehouse exited with %v: %s", name, err, p.stderr)

@@ -21,7 +21,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -63,7 +63,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cursors, err := httpx.NewCursors(secret)
+	cursors, err := cursor.NewCursors(secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,12 +255,15 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"DELETE /projects/:project/email/templates/:slug":       {path: "/projects/globex-site/email/templates/welcome", want: 404},
 		"POST /projects/:project/email/templates/:slug/preview": {path: "/projects/globex-site/email/templates/welcome/preview", body: `{"variables":{"name":"x"}}`, want: 404},
 
-		"GET /assets":     {path: "/assets?org=globex", want: 404},
-		"GET /assets/:id": {path: "/assets/" + f.asset, want: 404},
+		"GET /assets":        {path: "/assets?org=globex", want: 404},
+		"GET /assets/:id":    {path: "/assets/" + f.asset, want: 404},
+		"PATCH /assets/:id":  {path: "/assets/" + f.asset, body: `{"alt":"pwned"}`, want: 404},
+		"DELETE /assets/:id": {path: "/assets/" + f.asset, want: 404},
 
 		"GET /projects/:project/forms/:slug/submissions":              {path: sub, want: 404},
 		"GET /projects/:project/forms/:slug/submissions/:id":          {path: sub + "/" + f.submission, want: 404},
 		"GET /projects/:project/forms/:slug/submissions/:id/files/:n": {path: sub + "/" + f.submission + "/files/0", want: 404},
+		"DELETE /projects/:project/forms/:slug/submissions/:id":       {path: sub + "/" + f.submission, want: 404},
 
 		"POST /projects/:project/collections/:collection/records\\:import":      {path: rec + ":import", body: `{"id":"g-2","data":{"title":"x"}}`, want: 404},
 		"POST /projects/:project/collections/:collection/records":               {path: rec, body: `{"id":"g-1","data":{"title":"x"}}`, want: 404},
@@ -353,6 +356,12 @@ func TestAdminRoutesScopeEveryRoute(t *testing.T) {
 	}
 	if out := g.admin(t, "GET", "/orgs/globex/keys", ""); !strings.Contains(out, `"name":"web"`) || strings.Contains(out, `"revoked":true`) {
 		t.Errorf("globex keys after the member's requests: %s", out)
+	}
+	if out := g.admin(t, "GET", "/assets/"+f.asset, ""); strings.Contains(out, "pwned") {
+		t.Errorf("globex asset after the member's requests: %s", out)
+	}
+	if out := g.admin(t, "GET", "/projects/globex-site/forms/contact/submissions/"+f.submission, ""); !strings.Contains(out, "globex-secret@example.test") {
+		t.Errorf("globex submission after the member's requests: %s", out)
 	}
 	if code, out := g.call(t, "GET", "/records/projects/globex-site/collections/posts/records/g-1", "", "", "X-API-Key", "pk_live_globex_scope_web"); code != 200 || !strings.Contains(out, "Globex secret") {
 		t.Errorf("globex record after the member's requests: %d %s", code, out)

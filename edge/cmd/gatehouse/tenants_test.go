@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -61,7 +62,7 @@ func newOwners(t testing.TB) *owners {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, _ := httpx.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 	if o.records, err = records.New(records.Options{DB: db, Tenancy: o.ten, Titles: titles, Cursors: cur}); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func TestConflictAppliesNothing(t *testing.T) {
 	if _, err := o.ten.Org(ctx, "zeta"); !errors.Is(err, tenancy.ErrNotFound) {
 		t.Errorf("org of the refused document was written: %v", err)
 	}
-	if _, err := o.formDef("zproj", "f"); httpx.As(err).Code != forms.CodeFormNotFound {
+	if _, err := o.formDef("zproj", "f"); apierr.As(err).Code != forms.CodeFormNotFound {
 		t.Errorf("form of the refused document was written: %v", err)
 	}
 }
@@ -219,7 +220,7 @@ orgs: [{slug: acme, projects: [{id: demo, keys: [{name: web, value: pk_live_demo
 	if rep.Deleted == 0 {
 		t.Fatalf("prune deleted nothing")
 	}
-	if _, err := o.formDef("demo", "contact"); httpx.As(err).Code != forms.CodeFormNotFound {
+	if _, err := o.formDef("demo", "contact"); apierr.As(err).Code != forms.CodeFormNotFound {
 		t.Errorf("form survived prune: %v", err)
 	}
 	if _, err := o.ten.KeyByHash(ctx, auth.Hash("sk_live_demo_server")); !errors.Is(err, auth.ErrUnknownKey) {

@@ -11,8 +11,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
@@ -29,7 +29,7 @@ type deps struct {
 	auth    *auth.Authenticator
 	reg     prometheus.Registerer
 	// cursors signs pagination cursors with a secret kept in the database.
-	cursors *httpx.Cursors
+	cursors *cursor.Cursors
 	// blobs stores uploaded bytes (assets, form attachments).
 	blobs blob.Store
 	// plugins is the Wasm host running the tenants' plugins.

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
 	"github.com/gatehouse-dev/gatehouse/products/email"
@@ -15,8 +15,8 @@ import (
 )
 
 // The adapters below join the products' event interfaces to the webhooks service and the
-// email product (decisions.md 8.3). Each runs inside the transaction of the state change it
-// reports, so the events and emails it queues commit with that change.
+// email product (decisions.md 8.3). What they queue is written inside the transaction of the
+// state change it reports, so it commits with that change.
 
 var (
 	_ forms.Events = formEvents{}
@@ -32,55 +32,64 @@ type formEvents struct {
 	log   *slog.Logger
 }
 
-func (f formEvents) SubmissionAccepted(ctx context.Context, txn *store.Txn, a forms.Accepted) error {
+func (f formEvents) SubmissionAccepted(ctx context.Context, a forms.Accepted) (func(*store.Txn) error, error) {
 	sub := a.Submission
 	data := map[string]any{"project": a.Project, "form": a.Form.Slug, "id": sub.ID, "createdAt": sub.CreatedAt,
 		"data": sub.Data, "files": filesOf(sub)}
-	if err := emit(ctx, f.hooks, txn, "form.submitted", a.Project, "", time.Time{}, data); err != nil {
-		return err
+	var writes []func(*store.Txn) error
+	if f.hooks != nil {
+		b, err := f.hooks.Prepare(ctx, webhooks.Event{Type: "form.submitted", Project: a.Project, Data: data})
+		if err != nil {
+			return nil, err
+		}
+		writes = append(writes, b.Write)
 	}
-	if f.mail == nil {
-		return nil
-	}
-	meta := map[string]string{"form": a.Form.Slug, "submission": sub.ID}
-	if n := a.Form.Notify; n != nil {
-		for _, to := range n.To {
-			req := email.SendRequest{To: &email.Address{Email: to}, Tags: []string{"form-notification"}, Metadata: meta}
-			if n.Template != "" {
-				req.TemplateID, req.Variables = n.Template, a.Variables()
-			} else {
-				subject, text := a.Summary()
-				req.Subject, req.BodyText = &subject, &text
+	if f.mail != nil {
+		meta := map[string]string{"form": a.Form.Slug, "submission": sub.ID}
+		var reqs []email.SendRequest
+		if n := a.Form.Notify; n != nil {
+			for _, to := range n.To {
+				req := email.SendRequest{To: &email.Address{Email: to}, Tags: []string{"form-notification"}, Metadata: meta}
+				if n.Template != "" {
+					req.TemplateID, req.Variables = n.Template, a.Variables()
+				} else {
+					subject, text := a.Summary()
+					req.Subject, req.BodyText = &subject, &text
+				}
+				reqs = append(reqs, req)
 			}
-			if err := f.queue(ctx, txn, a, req); err != nil {
+		}
+		if r := a.Form.AutoReply; r != nil {
+			if to := a.Value(r.EmailField); to != "" {
+				reqs = append(reqs, email.SendRequest{To: &email.Address{Email: to}, TemplateID: r.Template,
+					Variables: a.Variables(), Tags: []string{"form-auto-reply"}, Metadata: meta})
+			}
+		}
+		for _, req := range reqs {
+			p, err := f.mail.Prepare(ctx, a.Project, req)
+			var apiErr *apierr.Error
+			if errors.As(err, &apiErr) {
+				// A message the email product refuses (a template variable it cannot render, an
+				// address it cannot encode) is logged and skipped, never a reason to refuse the
+				// submission.
+				f.log.Warn("form email not sent", "project", a.Project, "form", a.Form.Slug, "submission", sub.ID,
+					"tag", req.Tags[0], "err", err)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			writes = append(writes, p.Queue)
+		}
+	}
+	return func(txn *store.Txn) error {
+		for _, w := range writes {
+			if err := w(txn); err != nil {
 				return err
 			}
 		}
-	}
-	if r := a.Form.AutoReply; r != nil {
-		if to := a.Value(r.EmailField); to != "" {
-			req := email.SendRequest{To: &email.Address{Email: to}, TemplateID: r.Template, Variables: a.Variables(),
-				Tags: []string{"form-auto-reply"}, Metadata: meta}
-			if err := f.queue(ctx, txn, a, req); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// queue queues one email; a message the email product refuses (a template variable it
-// cannot render, an address it cannot encode) is logged and skipped, never a reason to refuse
-// the submission. Storage errors abort.
-func (f formEvents) queue(ctx context.Context, txn *store.Txn, a forms.Accepted, req email.SendRequest) error {
-	_, err := f.mail.QueueTx(ctx, txn, a.Project, req)
-	var apiErr *httpx.Error
-	if errors.As(err, &apiErr) {
-		f.log.Warn("form email not sent", "project", a.Project, "form", a.Form.Slug, "submission", a.Submission.ID,
-			"tag", req.Tags[0], "err", err)
 		return nil
-	}
-	return err
+	}, nil
 }
 
 func filesOf(sub forms.Submission) []map[string]any {

@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
+	"github.com/gatehouse-dev/gatehouse/products/records"
 )
 
 // addPlugins starts the Wasm host and keeps its registrations in step with the tenants
@@ -240,11 +241,11 @@ func fingerprint(r host.Registration) string {
 }
 
 // ErrPluginFailed answers a request whose fail-closed plugin could not give a verdict.
-var ErrPluginFailed = httpx.New(503, "PLUGIN_FAILED", "a plugin of this project failed; try again", nil)
+var ErrPluginFailed = apierr.New(503, "PLUGIN_FAILED", "a plugin of this project failed; try again", nil)
 
 // errPluginBusy answers a request whose fail-closed plugin was not run because the project's
 // plugins used up their CPU budget (or their queue was full): the caller may retry shortly.
-var errPluginBusy = &httpx.Error{Status: 503, Code: "PLUGIN_BUSY",
+var errPluginBusy = &apierr.Error{Status: 503, Code: "PLUGIN_BUSY",
 	Message: "this project's plugins are over their CPU budget; try again shortly", Header: map[string]string{"Retry-After": "1"}}
 
 // pluginError is the API error of a fail-closed plugin that gave no verdict.
@@ -263,7 +264,7 @@ func rejected(code, message, plugin string) error {
 	if message == "" {
 		message = fmt.Sprintf("refused by plugin %s", plugin)
 	}
-	return httpx.New(422, code, message, nil)
+	return apierr.New(422, code, message, nil)
 }
 
 // formsPlugins gives the forms product its forms.submit filter and plugin captcha verifiers.
@@ -313,6 +314,21 @@ func (p pluginVerifier) Verify(ctx context.Context, ch forms.Challenge) (forms.V
 		return forms.Verdict{}, err
 	}
 	return forms.Verdict{Success: ok}, nil
+}
+
+// recordsPlugins runs the records.read plugins over a page of records; a fail-closed plugin
+// that gives no verdict answers 503 PLUGIN_FAILED (or PLUGIN_BUSY), as for the other hooks.
+type recordsPlugins struct{ h *host.Host }
+
+var _ records.ReadFilter = recordsPlugins{}
+
+// RecordsRead runs the project's records.read plugins.
+func (r recordsPlugins) RecordsRead(ctx context.Context, project, collection string, page []json.RawMessage) ([]json.RawMessage, error) {
+	out, err := r.h.RecordsRead(ctx, project, collection, page)
+	if err != nil {
+		return nil, pluginError(err)
+	}
+	return out, nil
 }
 
 // emailPlugins runs the email.send plugins on a message before it is queued.

@@ -16,7 +16,7 @@ func (a *assembly) addRecords(ctx context.Context, d deps) error {
 	if err != nil {
 		return err
 	}
-	svc, err := records.New(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log, ReadFilter: d.plugins})
+	svc, err := records.New(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log, ReadFilter: recordsPlugins{d.plugins}})
 	if err != nil {
 		_ = titles.Close()
 		return err

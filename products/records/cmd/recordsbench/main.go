@@ -29,7 +29,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/title"
@@ -115,7 +115,7 @@ func open(dir string, log *slog.Logger) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur, _ := httpx.NewCursors(secret)
+	cur, _ := cursor.NewCursors(secret)
 	svc, err := records.New(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Log: log})
 	if err != nil {
 		return nil, err

@@ -108,7 +108,7 @@ if (!accounts) {
   });
 
   await check('projects: the org project, nothing of another org', async () => {
-    await page.getByRole('cell', { name: 'dash-site' }).waitFor();
+    await page.getByRole('cell', { name: 'dash-site', exact: true }).waitFor();
     const body = await page.content();
     assert(!body.includes('other-site') && !body.includes('other-org'), 'another org shows');
     await shot('projects');
@@ -126,15 +126,15 @@ if (!accounts) {
     await page.getByRole('button', { name: 'Copy key value' }).waitFor();
     await shot('keys-created');
     await page.getByRole('button', { name: 'I have copied it' }).click();
-    await page.getByRole('cell', { name: 'ci-dashboard' }).waitFor();
+    await page.getByRole('cell', { name: 'ci-dashboard', exact: true }).waitFor();
     assert(!(await page.content()).includes(v), 'the value is still on the page after dismissing');
     await page.reload();
-    await page.getByRole('cell', { name: 'ci-dashboard' }).waitFor();
+    await page.getByRole('cell', { name: 'ci-dashboard', exact: true }).waitFor();
     assert(!(await page.content()).includes(v), 'the value shows again after a reload');
     assert(!(await page.content()).includes('secret-other'), 'a key of another org shows');
     await page.getByRole('button', { name: 'Revoke key ci-dashboard' }).click();
     await page.getByRole('row', { name: /ci-dashboard.*revoked/ }).waitFor();
-    const res = await fetch(`${gw}/email/messages`, { headers: { 'X-API-Key': v } });
+    const res = await fetch(`${gw}/email/notifications/send`, { method: 'POST', headers: { 'X-API-Key': v, 'Content-Type': 'application/json' }, body: '{}' });
     assert(res.status === 401, `the revoked key still answers ${res.status}`);
     await shot('keys');
   });
@@ -161,13 +161,32 @@ if (!accounts) {
   await check('email: suppressions add and remove', async () => {
     await page.getByRole('link', { name: 'Email', exact: true }).click();
     await page.getByRole('tab', { name: 'Suppressions' }).click();
-    await page.getByRole('cell', { name: 'blocked@example.com' }).waitFor();
+    await page.getByRole('cell', { name: 'blocked@example.com', exact: true }).waitFor();
     await page.getByLabel('Email address').fill('bounced@dash-ui.test');
     await page.getByRole('button', { name: 'Add to suppressions' }).click();
-    await page.getByRole('cell', { name: 'bounced@dash-ui.test' }).waitFor();
+    await page.getByRole('cell', { name: 'bounced@dash-ui.test', exact: true }).waitFor();
     await shot('email-suppressions');
     await page.getByRole('button', { name: 'Remove bounced@dash-ui.test' }).click();
-    await page.getByRole('cell', { name: 'bounced@dash-ui.test' }).waitFor({ state: 'detached' });
+    await page.getByRole('cell', { name: 'bounced@dash-ui.test', exact: true }).waitFor({ state: 'detached' });
+  });
+
+  await check('email: a message sent through the public API shows its delivery log reaching delivered', async () => {
+    const sent = await fetch(`${gw}/email/notifications/send`, {
+      method: 'POST',
+      headers: { 'X-API-Key': 'sk_live_dash_ui_server', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ to: { email: 'reader@example.com' }, subject: 'Dashboard delivery log', bodyText: 'hello', tags: ['dash-test'] }),
+    });
+    const sentBody = await sent.text();
+    assert(sent.status === 202, `send = ${sent.status} ${sentBody}`);
+    const { id } = JSON.parse(sentBody);
+    await page.getByRole('link', { name: 'Email', exact: true }).click();
+    await page.getByRole('tab', { name: 'Messages' }).click();
+    await page.getByLabel('Tag').fill('dash-test');
+    await page.getByRole('cell', { name: 'Dashboard delivery log', exact: true }).waitFor();
+    await page.getByRole('button', { name: `Delivery log of ${id}` }).click();
+    // The open log refreshes itself until the message reaches a final status.
+    await page.getByRole('region', { name: `Delivery log of ${id}` }).getByRole('cell', { name: 'delivered', exact: true }).first().waitFor();
+    await shot('email-messages');
   });
 
   await check('forms: a submission through the public API shows in the inbox', async () => {

@@ -49,6 +49,9 @@ export function setSession(token: string, unauthorized: () => void): void {
   onUnauthorized = unauthorized;
 }
 
+/** The session's CSRF token (for requests made without api(), such as upload progress). */
+export const currentCSRF = (): string => csrf;
+
 export interface RequestOptions {
   method?: string;
   body?: unknown;

@@ -199,7 +199,8 @@ export function useLoad<T>(path: string | null): { data: T | null; error: unknow
       live = false;
     };
   }, [path, tick]);
-  return { data, error, loading, reload: () => setTick((t) => t + 1) };
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data, error, loading, reload };
 }
 
 /** Delays a value (live preview while typing). */

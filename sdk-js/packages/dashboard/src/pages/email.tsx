@@ -1,10 +1,429 @@
-import { type Scope } from '../scope';
+// Email: templates with a live preview from sample variables, messages filtered by status and
+// tag with each one's delivery log, and the org's suppression list (add, remove).
+import { useEffect, useState } from 'react';
+import { api, qs, seg, type Page } from '../api';
+import { NeedProject, type Scope } from '../scope';
+import { Tabs } from '../tabs';
+import { ErrorNote, ListState, Notice, Pager, Time, confirmed, useAction, useDebounced, useLoad, usePaged } from '../ui';
 
 export function EmailPage({ scope }: { scope: Scope }) {
   return (
     <>
       <h1>Email</h1>
-      <p className="muted">This page is not built yet ({scope.org}).</p>
+      <Tabs
+        label="Email"
+        tabs={[
+          { id: 'templates', name: 'Templates', panel: () => <Templates scope={scope} /> },
+          { id: 'messages', name: 'Messages', panel: () => <Messages /> },
+          { id: 'suppressions', name: 'Suppressions', panel: () => <Suppressions scope={scope} /> },
+        ]}
+      />
+    </>
+  );
+}
+
+interface Template {
+  slug: string;
+  subject: string;
+  body: string;
+}
+
+interface Preview {
+  subject: string;
+  html: string;
+  text: string;
+}
+
+/** Lists may come as the list envelope or a bare array. */
+function itemsOf<T>(v: Page<T> | T[] | null): T[] {
+  if (!v) return [];
+  return Array.isArray(v) ? v : (v.items ?? []);
+}
+
+function Templates({ scope }: { scope: Scope }) {
+  const base = scope.project ? `/projects/${seg(scope.project)}/email/templates` : null;
+  const list = useLoad<Page<Template> | Template[]>(base);
+  const [slug, setSlug] = useState('');
+  const [newSlug, setNewSlug] = useState('');
+  const templates = itemsOf(list.data);
+  useEffect(() => setSlug(''), [scope.project]);
+  if (!scope.project) return <NeedProject scope={scope} />;
+  return (
+    <div className="split">
+      <section aria-labelledby="tpl-list">
+        <h2 id="tpl-list">Templates</h2>
+        <ErrorNote error={list.error} />
+        {!list.loading && !list.error && !templates.length ? <p className="muted">No templates in this project.</p> : null}
+        <ul className="plain">
+          {templates.map((t) => (
+            <li key={t.slug}>
+              <button type="button" aria-pressed={t.slug === slug} onClick={() => setSlug(t.slug)}>
+                {t.slug}
+              </button>
+            </li>
+          ))}
+        </ul>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (newSlug) setSlug(newSlug.trim());
+            setNewSlug('');
+          }}
+        >
+          <label>
+            New template slug
+            <input value={newSlug} onChange={(e) => setNewSlug(e.target.value)} pattern="[a-z0-9][a-z0-9_-]*" />
+          </label>{' '}
+          <button type="submit">New template</button>
+        </form>
+      </section>
+      {slug ? <TemplateEditor key={`${scope.project}/${slug}`} base={base!} slug={slug} isNew={!templates.some((t) => t.slug === slug)} onChanged={list.reload} onDeleted={() => (setSlug(''), list.reload())} /> : <p className="muted">Pick a template to edit it and preview it.</p>}
+    </div>
+  );
+}
+
+function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChanged: () => void; onDeleted: () => void }) {
+  const path = `${p.base}/${seg(p.slug)}`;
+  const loaded = useLoad<Template>(p.isNew ? null : path);
+  const [subject, setSubject] = useState('');
+  const [body, setBody] = useState('');
+  const [vars, setVars] = useState('{}');
+  const [saved, setSaved] = useState(0);
+  const [note, setNote] = useState('');
+  const save = useAction();
+  useEffect(() => {
+    if (loaded.data) {
+      setSubject(loaded.data.subject);
+      setBody(loaded.data.body);
+      setVars(JSON.stringify(sampleVars(loaded.data.subject + ' ' + loaded.data.body)));
+    }
+  }, [loaded.data]);
+  return (
+    <section aria-labelledby="tpl-edit">
+      <h2 id="tpl-edit">Template {p.slug}</h2>
+      <ErrorNote error={loaded.error} />
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setNote('');
+          const ok = await save.run(() => api(path, { method: 'PUT', body: { subject, body } }));
+          if (ok !== undefined) {
+            setNote('Template saved.');
+            setSaved((n) => n + 1);
+            p.onChanged();
+          }
+        }}
+      >
+        <p>
+          <label htmlFor="tpl-subject">Subject</label>
+          <input id="tpl-subject" className="wide" value={subject} onChange={(e) => setSubject(e.target.value)} />
+        </p>
+        <p>
+          <label htmlFor="tpl-body">Body (HTML, {'{{variables}}'})</label>
+          <textarea id="tpl-body" className="mono" value={body} onChange={(e) => setBody(e.target.value)} rows={10} />
+        </p>
+        <button type="submit" className="primary" disabled={save.busy}>
+          Save template
+        </button>{' '}
+        {!p.isNew ? (
+          <button
+            type="button"
+            className="danger"
+            onClick={() => confirmed(`Delete template ${p.slug}?`) && save.run(() => api(path, { method: 'DELETE' })).then((r) => r !== undefined && p.onDeleted())}
+          >
+            Delete template
+          </button>
+        ) : null}
+        <ErrorNote error={save.error} />
+        {note ? <Notice text={note} /> : null}
+      </form>
+      <p>
+        <label htmlFor="tpl-vars">Sample variables (JSON)</label>
+        <textarea id="tpl-vars" className="mono" rows={3} value={vars} onChange={(e) => setVars(e.target.value)} />
+      </p>
+      {p.isNew && !saved ? <p className="muted">Save the template to preview it.</p> : <TemplatePreview path={path} vars={vars} version={saved} />}
+    </section>
+  );
+}
+
+/** The variables a template names, each with a sample value. */
+function sampleVars(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of text.matchAll(/\{\{\s*([A-Za-z_][\w.]*)\s*\}\}/g)) out[m[1]!] = m[1]!;
+  return out;
+}
+
+function TemplatePreview({ path, vars, version }: { path: string; vars: string; version: number }) {
+  const v = useDebounced(vars, 300);
+  const [preview, setPreview] = useState<Preview | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    let variables: unknown;
+    try {
+      variables = JSON.parse(v);
+    } catch {
+      setError(new Error('The sample variables are not valid JSON.'));
+      return;
+    }
+    let live = true;
+    api<Preview>(`${path}/preview`, { method: 'POST', body: { variables } })
+      .then((r) => live && (setPreview(r), setError(null)))
+      .catch((e) => live && setError(e));
+    return () => {
+      live = false;
+    };
+  }, [path, v, version]);
+  return (
+    <section className="preview" aria-labelledby="tpl-preview" aria-live="polite">
+      <h3 id="tpl-preview">Preview (saved template)</h3>
+      <ErrorNote error={error} />
+      {preview ? (
+        <>
+          <p>
+            Subject: <strong data-testid="preview-subject">{preview.subject}</strong>
+          </p>
+          <iframe title="HTML preview" sandbox="" srcDoc={preview.html} />
+          <details>
+            <summary>Text part</summary>
+            <pre>{preview.text}</pre>
+          </details>
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+interface LogEntry {
+  at: string;
+  event: string;
+  status: string;
+  code?: number;
+  detail?: string;
+}
+
+interface Message {
+  id: string;
+  org: string;
+  project: string;
+  status: string;
+  to: { email: string; name?: string };
+  subject: string;
+  tags: string[];
+  createdAt: string;
+  attempts: number;
+  log?: LogEntry[];
+}
+
+const STATUSES = ['queued', 'sent', 'delivered', 'bounced', 'spam', 'suppressed', 'failed'];
+
+function Messages() {
+  const [status, setStatus] = useState('');
+  const [tag, setTag] = useState('');
+  const t = useDebounced(tag, 300);
+  const list = usePaged<Message>(`/email/messages${qs({ status, tag: t, limit: 25 })}`);
+  const [open, setOpen] = useState('');
+  return (
+    <>
+      <div className="row">
+        <label>
+          Status
+          <select value={status} onChange={(e) => setStatus(e.target.value)}>
+            <option value="">any</option>
+            {STATUSES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Tag
+          <input value={tag} onChange={(e) => setTag(e.target.value)} />
+        </label>
+        <button type="button" onClick={list.reload}>
+          Refresh
+        </button>
+      </div>
+      <ListState p={list} empty="No messages match." />
+      {list.items.length ? (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Created</th>
+              <th scope="col">To</th>
+              <th scope="col">Subject</th>
+              <th scope="col">Status</th>
+              <th scope="col">Tags</th>
+              <th scope="col">Log</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((m) => (
+              <tr key={m.id} className={m.id === open ? 'selected' : undefined}>
+                <td>
+                  <Time at={m.createdAt} />
+                </td>
+                <td>{m.to?.email}</td>
+                <td>{m.subject}</td>
+                <td>
+                  <StatusBadge s={m.status} />
+                </td>
+                <td>{m.tags?.join(', ')}</td>
+                <td>
+                  <button type="button" aria-expanded={m.id === open} onClick={() => setOpen(m.id === open ? '' : m.id)} aria-label={`Delivery log of ${m.id}`}>
+                    {m.id === open ? 'Hide log' : 'Show log'}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <Pager p={list} label="Messages" />
+      {open ? <MessageLog id={open} /> : null}
+    </>
+  );
+}
+
+export function StatusBadge({ s }: { s: string }) {
+  const cls = s === 'delivered' || s === 'sent' ? 'ok' : s === 'queued' ? 'warn' : 'bad';
+  return <span className={`badge ${cls}`}>{s}</span>;
+}
+
+/** Statuses after which a message's log does not change by itself (a late bounce aside). */
+const FINAL = ['delivered', 'bounced', 'spam', 'suppressed', 'failed'];
+
+function MessageLog({ id }: { id: string }) {
+  const m = useLoad<Message>(`/email/messages/${seg(id)}`);
+  const status = m.data?.status ?? '';
+  const reload = m.reload;
+  useEffect(() => {
+    // Watch a message in flight: refresh its log until it reaches a final status.
+    if (!status || FINAL.includes(status) || m.error) return;
+    const t = setTimeout(reload, 1500);
+    return () => clearTimeout(t);
+  }, [status, m.data, m.error, reload]);
+  return (
+    <section className="card" aria-labelledby="msg-log">
+      <h2 id="msg-log">Delivery log of {id}</h2>
+      <ErrorNote error={m.error} />
+      {m.data ? (
+        <>
+          <p>
+            Status <StatusBadge s={m.data.status} />, {m.data.attempts} attempt(s).{' '}
+            <button type="button" onClick={m.reload}>
+              Refresh log
+            </button>
+          </p>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">At</th>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col">Code</th>
+                <th scope="col">Detail</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(m.data.log ?? []).map((l, i) => (
+                <tr key={i}>
+                  <td>
+                    <Time at={l.at} />
+                  </td>
+                  <td>{l.event}</td>
+                  <td>{l.status}</td>
+                  <td>{l.code ?? ''}</td>
+                  <td>{l.detail ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+interface Suppression {
+  email: string;
+  source: string;
+  reason?: string;
+  at: string;
+}
+
+function Suppressions({ scope }: { scope: Scope }) {
+  const base = `/orgs/${seg(scope.org)}/suppressions`;
+  const list = usePaged<Suppression>(scope.org ? base : null);
+  const [email, setEmail] = useState('');
+  const [reason, setReason] = useState('');
+  const act = useAction();
+  return (
+    <>
+      <form
+        className="card"
+        aria-labelledby="sup-add"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const r = await act.run(() => api(base, { method: 'POST', body: { email, reason: reason || undefined } }));
+          if (r !== undefined) {
+            setEmail('');
+            setReason('');
+            list.reload();
+          }
+        }}
+      >
+        <h2 id="sup-add">Suppress an address in {scope.org}</h2>
+        <div className="row">
+          <label>
+            Email address
+            <input type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+          </label>
+          <label>
+            Reason
+            <input value={reason} onChange={(e) => setReason(e.target.value)} />
+          </label>
+          <button type="submit" className="primary" disabled={act.busy}>
+            Add to suppressions
+          </button>
+        </div>
+        <ErrorNote error={act.error} />
+      </form>
+      <ListState p={list} empty="No suppressed addresses." />
+      {list.items.length ? (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Source</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Since</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((s) => (
+              <tr key={s.email}>
+                <td>{s.email}</td>
+                <td>{s.source}</td>
+                <td>{s.reason ?? ''}</td>
+                <td>
+                  <Time at={s.at} />
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    className="danger"
+                    aria-label={`Remove ${s.email}`}
+                    onClick={() => act.run(() => api(`${base}/${seg(s.email)}`, { method: 'DELETE' })).then(list.reload)}
+                  >
+                    Remove
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <Pager p={list} label="Suppressions" />
     </>
   );
 }

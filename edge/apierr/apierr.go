@@ -1,7 +1,8 @@
-// Package httpx holds what every HTTP route shares: the error envelope and the one mapper from
-// typed errors to API codes, the list envelope, signed cursors, body limits, request ids,
-// access logs and panic recovery.
-package httpx
+// Package apierr is the one typed API error: the public status, code and message of an answer,
+// kept apart from the internal cause, and the codes every product shares. It knows nothing of
+// HTTP servers, so services return its errors without importing fiber; edge/httpx renders them
+// (the one mapper), and errors.Is matches them by status and code.
+package apierr
 
 import (
 	"errors"
@@ -17,7 +18,7 @@ type FieldProblem struct {
 }
 
 // Error is the one typed API error: the public status, code and message kept apart from the
-// internal cause. Services return it (or wrap it); the fiber ErrorHandler renders it.
+// internal cause. Services return it (or wrap it); httpx.ErrorHandler renders it.
 type Error struct {
 	Status  int
 	Code    string // empty for the interface's "dash" answers (401, 413)
@@ -84,6 +85,8 @@ const (
 	CodeHeadersTooLarge = "HEADERS_TOO_LARGE" // 431
 	CodeRequestTimeout  = "REQUEST_TIMEOUT"   // 408
 	CodeBadRequest      = "BAD_REQUEST"       // any other 4xx of the HTTP layer
+	// CodeUnsupportedContentType refuses a body whose Content-Type the route does not take (415).
+	CodeUnsupportedContentType = "UNSUPPORTED_CONTENT_TYPE"
 )
 
 // Shared API errors.

@@ -1,16 +1,21 @@
-package httpx
+// Package cursor signs and checks the opaque pagination cursors of every list route: one
+// signer, one format, kept by the server's secret so cursors survive restarts. It is free of
+// HTTP, so services sign and check cursors where they build pages.
+package cursor
 
 import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 )
 
 // Cursors signs and checks opaque pagination cursors. A cursor is the URL-safe base64 of the
 // payload followed by a truncated HMAC-SHA256 over a scope and the payload: the scope binds it to
 // one query (for example project, collection and the normalized filters), so a forged cursor or
-// one from another query is refused with ErrInvalidCursor.
+// one from another query is refused with apierr.ErrInvalidCursor.
 type Cursors struct{ key []byte }
 
 const macLen = 16
@@ -18,7 +23,7 @@ const macLen = 16
 // NewCursors returns a signer with the server's secret key (at least 16 bytes).
 func NewCursors(key []byte) (*Cursors, error) {
 	if len(key) < 16 {
-		return nil, fmt.Errorf("httpx: cursor key must have at least 16 bytes, has %d", len(key))
+		return nil, fmt.Errorf("cursor: cursor key must have at least 16 bytes, has %d", len(key))
 	}
 	return &Cursors{key: append([]byte(nil), key...)}, nil
 }
@@ -39,19 +44,19 @@ func (c *Cursors) Encode(scope string, payload []byte) string {
 	return base64.RawURLEncoding.EncodeToString(buf)
 }
 
-// Decode checks cursor against scope and returns its payload, or ErrInvalidCursor.
+// Decode checks cursor against scope and returns its payload, or apierr.ErrInvalidCursor.
 func (c *Cursors) Decode(scope, cursor string) ([]byte, error) {
 	if len(cursor) > 4096 {
-		return nil, ErrInvalidCursor
+		return nil, apierr.ErrInvalidCursor
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
 	// The decoder skips line breaks: only the one canonical spelling is a cursor.
 	if err != nil || len(raw) < macLen || base64.RawURLEncoding.EncodeToString(raw) != cursor {
-		return nil, ErrInvalidCursor
+		return nil, apierr.ErrInvalidCursor
 	}
 	payload, sum := raw[:len(raw)-macLen], raw[len(raw)-macLen:]
 	if !hmac.Equal(sum, c.mac(scope, payload)) {
-		return nil, ErrInvalidCursor
+		return nil, apierr.ErrInvalidCursor
 	}
 	return payload, nil
 }

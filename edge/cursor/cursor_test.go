@@ -1,10 +1,12 @@
-package httpx
+package cursor
 
 import (
 	"bytes"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 )
 
 func testCursors(t testing.TB) *Cursors {
@@ -24,7 +26,7 @@ func TestCursorRoundTrip(t *testing.T) {
 		if err != nil || !bytes.Equal(got, p) {
 			t.Errorf("Decode(Encode(%q)) = %q, %v", p, got, err)
 		}
-		if _, err := c.Decode("other-scope", cur); !errors.Is(err, ErrInvalidCursor) {
+		if _, err := c.Decode("other-scope", cur); !errors.Is(err, apierr.ErrInvalidCursor) {
 			t.Errorf("foreign scope accepted: %v", err)
 		}
 	}
@@ -43,8 +45,8 @@ func FuzzCursorDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, cur string) {
 		p, err := c.Decode("s", cur)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidCursor) {
-				t.Fatalf("Decode error %v is not ErrInvalidCursor", err)
+			if !errors.Is(err, apierr.ErrInvalidCursor) {
+				t.Fatalf("Decode error %v is not apierr.ErrInvalidCursor", err)
 			}
 			return
 		}
@@ -76,7 +78,7 @@ func TestCursorNonCanonicalRefused(t *testing.T) {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	last := strings.IndexByte(alphabet, cur[len(cur)-1])
 	twin := cur[:len(cur)-1] + string(alphabet[last^1])
-	if _, err := c.Decode("s", twin); !errors.Is(err, ErrInvalidCursor) {
-		t.Errorf("Decode(%q) (non-canonical twin of %q) = %v, want ErrInvalidCursor", twin, cur, err)
+	if _, err := c.Decode("s", twin); !errors.Is(err, apierr.ErrInvalidCursor) {
+		t.Errorf("Decode(%q) (non-canonical twin of %q) = %v, want apierr.ErrInvalidCursor", twin, cur, err)
 	}
 }

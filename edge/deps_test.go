@@ -1,0 +1,192 @@
+package edge_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// pkg is one package of the build graph as `go list -deps -json` reports it.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+}
+
+// buildGraph lists every package the module's packages need (tests excluded), by import path.
+func buildGraph(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Standard", "./...")
+	cmd.Dir = ".."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, stderr.Bytes())
+	}
+	graph := map[string]pkg{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		graph[p.ImportPath] = p
+	}
+	if len(graph) < 100 {
+		t.Fatalf("go list found only %d packages", len(graph))
+	}
+	return graph
+}
+
+// pathTo returns an import chain from the package from to a package with prefix target that
+// does not pass through a package allowed by via (nil when there is none).
+func pathTo(graph map[string]pkg, from, target string, via func(string) bool) []string {
+	seen := map[string]bool{}
+	var walk func(p string, chain []string) []string
+	walk = func(p string, chain []string) []string {
+		if seen[p] {
+			return nil
+		}
+		seen[p] = true
+		chain = append(chain, p)
+		if strings.HasPrefix(p, target) {
+			return chain
+		}
+		for _, im := range graph[p].Imports {
+			if via(im) {
+				continue // the allowed door: what it uses is its own business
+			}
+			if c := walk(im, slices.Clone(chain)); c != nil {
+				return c
+			}
+		}
+		return nil
+	}
+	return walk(from, nil)
+}
+
+// isModule reports a package of this module (not the PDK's own module, built for guests).
+func isModule(p string) bool { return strings.HasPrefix(p, module) }
+
+func under(dirs ...string) func(string) bool {
+	return func(p string) bool {
+		for _, d := range dirs {
+			if p == module+d || strings.HasPrefix(p, module+d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// The dependency rules of ARCHITECTURE.md, checked over the whole build graph (transitive
+// imports, not only each file's own), each with the reason it exists. A violation names the
+// import chain that breaks it.
+func TestTransitiveDependencyRules(t *testing.T) {
+	t.Parallel()
+	graph := buildGraph(t)
+	rules := []struct {
+		target  string            // import path prefix a package may reach only through a door
+		door    func(string) bool // the packages through which target may be reached
+		applies func(string) bool // the packages the rule is checked for
+		reason  string
+	}{
+		{
+			target: "github.com/dgraph-io/badger", door: under("edge/store"), applies: isModule,
+			reason: "edge/store hides badger behind its own types, so a PostgreSQL-wire backend can replace it and no product depends on badger's API",
+		},
+		{
+			target: "github.com/blevesearch/", door: under("index/title"), applies: isModule,
+			reason: "title search is one index package; bleve's large dependency tree stays out of everything else",
+		},
+		{
+			target: "github.com/tetratelabs/wazero", door: under("plugins/host"), applies: isModule,
+			reason: "the Wasm runtime stays behind the host's API (limits, pools, ABI); products reach plugins through adapters they declare",
+		},
+		{
+			// The packages below the handler layer: storage, indexes, plugins, configuration and
+			// the fiber-free API vocabulary (typed errors, cursors) that services use.
+			target: "github.com/gofiber/fiber", door: func(string) bool { return false },
+			applies: under("edge/store", "edge/blob", "edge/config", "edge/yamldoc", "edge/ratelimit", "edge/egress",
+				"edge/apierr", "edge/cursor", "edge/accounts", "index", "plugins"),
+			reason: "fiber stays in the handler layer (edge's server and middleware, api*.go files): the packages services build on take plain Go values, so they are tested and benchmarked without HTTP",
+		},
+		{
+			target: "github.com/valyala/fasthttp", door: func(string) bool { return false },
+			applies: under("edge/store", "edge/blob", "edge/config", "edge/yamldoc", "edge/ratelimit", "edge/egress",
+				"edge/apierr", "edge/cursor", "edge/accounts", "index", "plugins"),
+			reason: "fasthttp is fiber's engine: the same layer rule",
+		},
+		{
+			target: module + "products/", door: func(string) bool { return false },
+			applies: func(p string) bool { return isModule(p) && !under("edge/cmd")(p) && !under("products")(p) },
+			reason:  "only the composition root (edge/cmd/gatehouse) knows the products; edge, index and plugins serve them without knowing them",
+		},
+	}
+	for _, r := range rules {
+		for p := range graph {
+			if !r.applies(p) || r.door(p) || strings.HasPrefix(p, r.target) {
+				continue
+			}
+			if chain := pathTo(graph, p, r.target, r.door); chain != nil {
+				t.Errorf("%s reaches %s: %s\n\twhy not: %s", strings.TrimPrefix(p, module), r.target, strings.Join(chain, " -> "), r.reason)
+			}
+		}
+	}
+	// No product reaches another, even through a package between them.
+	for p := range graph {
+		if !under("products")(p) {
+			continue
+		}
+		own := module + top2(strings.TrimPrefix(p, module)) + "/"
+		for _, im := range graph[p].Imports {
+			for q := range graph {
+				if under("products")(q) && !strings.HasPrefix(q+"/", own) {
+					if chain := pathTo(graph, im, q, func(string) bool { return false }); chain != nil && isModule(im) {
+						t.Errorf("%s reaches %s: %s -> %s\n\twhy not: a product owns its data and rules; what two products share moves down into edge/", strings.TrimPrefix(p, module), q, p, strings.Join(chain, " -> "))
+					}
+				}
+			}
+		}
+	}
+}
+
+// Services do not reach fiber: in a product, only the handler files (api*.go) and tests may
+// import a package that depends on fiber. The exceptions are named with their reason.
+func TestServicesDoNotReachFiber(t *testing.T) {
+	t.Parallel()
+	graph := buildGraph(t)
+	exceptions := map[string]string{
+		// edge/auth holds the key model beside its fiber middleware; tenancy and the services
+		// read the model. Splitting the middleware out of edge/auth removes both.
+		module + "edge/auth":    "the key model shares a package with the auth middleware",
+		module + "edge/tenancy": "reads the key model of edge/auth",
+	}
+	fileExceptions := map[string]string{
+		"products/records/import.go imports edge/httpx": "reads NDJSON lines with httpx's strict JSON check (CheckJSON), which moves with the JSON reader",
+	}
+	for _, f := range repoFiles(t) {
+		if f.test || !strings.HasPrefix(f.dir, "products/") || strings.HasPrefix(f.name, "api") || strings.Contains(f.dir+"/", "/cmd/") {
+			continue
+		}
+		for _, im := range f.imports {
+			if _, ok := exceptions[im]; ok {
+				continue
+			}
+			if _, ok := fileExceptions[f.dir+"/"+f.name+" imports "+strings.TrimPrefix(im, module)]; ok {
+				continue
+			}
+			if strings.HasPrefix(im, "github.com/gofiber/fiber") {
+				t.Errorf("%s/%s imports fiber: only the product's api*.go files may", f.dir, f.name)
+				continue
+			}
+			if chain := pathTo(graph, im, "github.com/gofiber/fiber", func(p string) bool { _, ok := exceptions[p]; return ok }); chain != nil {
+				t.Errorf("%s/%s reaches fiber: %s\n\twhy not: services take plain Go values and return apierr errors; only handler files use fiber", f.dir, f.name, strings.Join(chain, " -> "))
+			}
+		}
+	}
+}

@@ -1,0 +1,8 @@
+# Webhooks and form notifications (decisions.md 8.3): accepted submissions per second with a
+# notify address, an auto-reply and a webhook configured, against the same form without them.
+BENCH_TARGETS += bench-hooks
+
+.PHONY: bench-hooks
+
+bench-hooks: ## durable submissions/s with notify + autoReply + a webhook vs the same form without (same run, ratio in docs/performance.md)
+	$(GO) test -run '^$$' -bench 'BenchmarkSubmitWithHooks' -benchtime 10000x ./edge/cmd/gatehouse/

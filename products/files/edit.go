@@ -1,0 +1,128 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/blob"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+)
+
+// Bounds of the editable metadata of an asset.
+const (
+	MaxTitle  = 500
+	MaxAlt    = 2000
+	MaxTags   = 50
+	MaxTagLen = 64
+)
+
+// Edit is a change of an asset's metadata (PATCH): a nil Set* leaves the field as it is; a
+// Title or Alt of nil with SetTitle/SetAlt clears it.
+type Edit struct {
+	SetTitle, SetAlt, SetTags bool
+	Title, Alt                *string
+	Tags                      []string
+}
+
+// check validates an edit and normalizes its tags (trimmed, deduplicated, in order).
+func (e *Edit) check() error {
+	var probs []apierr.FieldProblem
+	text := func(field string, v *string, max int) {
+		switch {
+		case v == nil:
+		case !utf8.ValidString(*v):
+			probs = append(probs, apierr.FieldProblem{Field: field, Problem: "must be valid UTF-8"})
+		case utf8.RuneCountInString(*v) > max:
+			probs = append(probs, apierr.FieldProblem{Field: field, Problem: "is too long"})
+		}
+	}
+	text("title", e.Title, MaxTitle)
+	text("alt", e.Alt, MaxAlt)
+	if e.SetTags {
+		seen := map[string]bool{}
+		tags := []string{}
+		for _, t := range e.Tags {
+			t = strings.TrimSpace(t)
+			switch {
+			case t == "" || !utf8.ValidString(t) || utf8.RuneCountInString(t) > MaxTagLen || strings.ContainsAny(t, "\x00\r\n"):
+				probs = append(probs, apierr.FieldProblem{Field: "tags", Problem: "each tag must be 1-64 characters of one line"})
+			case !seen[t]:
+				seen[t] = true
+				tags = append(tags, t)
+			}
+		}
+		if len(tags) > MaxTags {
+			probs = append(probs, apierr.FieldProblem{Field: "tags", Problem: "at most 50 tags"})
+		}
+		e.Tags = tags
+	}
+	if len(probs) > 0 {
+		return apierr.Validation(probs...)
+	}
+	return nil
+}
+
+// EditAsset changes an asset's title, alt text or tags. visible says whether the caller may see
+// an asset of org (another org's asset answers ErrAssetNotFound, unchanged).
+func (s *Service) EditAsset(ctx context.Context, id string, e Edit, visible func(org string) bool) (*Asset, error) {
+	if err := e.check(); err != nil {
+		return nil, err
+	}
+	var out *Asset
+	err := s.o.DB.Update(ctx, func(txn *store.Txn) error {
+		a, err := getAsset(txn, id)
+		if err != nil {
+			return err
+		}
+		if !visible(a.Org) {
+			return ErrAssetNotFound
+		}
+		if e.SetTitle {
+			a.Title = e.Title
+		}
+		if e.SetAlt {
+			a.Alt = e.Alt
+		}
+		if e.SetTags {
+			a.Tags = e.Tags
+		}
+		out = a
+		return putAsset(txn, a)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.hot.Remove(id)
+	return out, nil
+}
+
+// DeleteAsset removes an asset, its indexes and its bytes: its public URL answers 404 at once
+// (the record goes first, so the asset host stops finding it before the bytes go). visible as
+// for EditAsset.
+func (s *Service) DeleteAsset(ctx context.Context, id string, visible func(org string) bool) error {
+	var gone *Asset
+	err := s.o.DB.Update(ctx, func(txn *store.Txn) error {
+		a, err := getAsset(txn, id)
+		if err != nil {
+			return err
+		}
+		if !visible(a.Org) {
+			return ErrAssetNotFound
+		}
+		gone = a
+		return deleteAsset(txn, a)
+	})
+	if err != nil {
+		return err
+	}
+	s.hot.Remove(id)
+	if err := s.o.Blobs.Delete(ctx, gone.StorageKey); err != nil && !errors.Is(err, blob.ErrNotFound) {
+		// The asset is gone for every reader; the bytes are an orphan to log, not a failure
+		// the caller could fix by retrying (the id no longer exists).
+		s.log.Warn("files: deleting an asset's bytes", "asset", id, "err", err)
+	}
+	return nil
+}
