@@ -150,3 +150,41 @@ func TestVerifyRefusesMalformedHashes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzValidate: any email, password, org and role either fail with an InvalidError or give a
+// user whose email is normalized (validating it again changes nothing).
+func FuzzValidate(f *testing.F) {
+	f.Add("Ann@B.test", pw, "acme", "owner", false)
+	f.Add(" a@b ", "short", "", "", true)
+	f.Add("A <a@b.test>", "\xff\xfe password", "acme", "root", false)
+	f.Add("a@b.test\x00", strings.Repeat("p", 2000), "acme", "", false)
+	f.Fuzz(func(t *testing.T, email, password, org, role string, operator bool) {
+		u, err := validate(NewUser{Email: email, Password: password, Org: org, Role: role, Operator: operator})
+		var inv *InvalidError
+		if err != nil {
+			if !errors.As(err, &inv) {
+				t.Fatalf("validate = %v, want an InvalidError", err)
+			}
+			return
+		}
+		if u.Email != NormalizeEmail(u.Email) || (!u.Operator && u.Role != RoleOwner && u.Role != RoleMember) {
+			t.Errorf("validate gave %+v", u)
+		}
+		if again, err := validate(u); err != nil || again != u {
+			t.Errorf("validate(validate(x)) = %+v, %v; want %+v", again, err, u)
+		}
+	})
+}
+
+// The dummy hash an unknown email is checked against costs what a real one costs: same
+// algorithm and parameters, so a wrong email takes the time of a wrong password.
+func TestDummyHashHasTheRealParameters(t *testing.T) {
+	real, err := defaultHasher.hash(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := func(h string) string { p := strings.Split(h, "$"); return strings.Join(p[1:4], "$") }
+	if params(defaultHasher.dummy) != params(real) {
+		t.Errorf("dummy %q and real %q hashes differ in parameters", params(defaultHasher.dummy), params(real))
+	}
+}

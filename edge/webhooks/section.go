@@ -81,14 +81,9 @@ func checkSecret(s string) string {
 // Sections implements tenancy.Owner: a project's webhooks.
 func (s *Service) Sections() []tenancy.Section { return []tenancy.Section{section{}} }
 
-// Changed implements tenancy.Owner: any change of the webhooks section drops the cache.
-func (s *Service) Changed(_ context.Context, changes []tenancy.Change) {
-	for _, c := range changes {
-		if c.Kind == "webhook" || c.Kind == "project" {
-			s.Invalidate()
-			return
-		}
-	}
+// Changed implements tenancy.Owner: a change of a project's webhooks drops its cached list.
+func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
+	s.hooks.Changed(ctx, changes)
 }
 
 var (

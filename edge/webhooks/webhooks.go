@@ -28,10 +28,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
@@ -68,11 +66,8 @@ type Service struct {
 	log    *slog.Logger
 	m      *metrics
 
-	// hooks caches each project's webhooks; gen guards it against a read that raced an
-	// invalidation (the read's result is dropped when gen moved meanwhile).
-	hooks *lru.Cache[string, []StoredWebhook]
-	genMu sync.Mutex
-	gen   uint64
+	// hooks caches each project's webhooks (generation-guarded; Changed drops stale entries).
+	hooks *tenancy.Cache[[]StoredWebhook]
 
 	wake chan struct{}
 }
@@ -90,36 +85,13 @@ func New(o Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.hooks, _ = lru.New[string, []StoredWebhook](4096)
+	s.hooks = tenancy.NewCache[[]StoredWebhook](4096, "webhook", "project")
 	return s, nil
-}
-
-// Invalidate forgets the cached webhooks (Changed calls it after each apply).
-func (s *Service) Invalidate() {
-	s.genMu.Lock()
-	s.gen++
-	s.hooks.Purge()
-	s.genMu.Unlock()
 }
 
 // projectHooks returns a project's webhooks through the cache.
 func (s *Service) projectHooks(ctx context.Context, project string) ([]StoredWebhook, error) {
-	if hs, ok := s.hooks.Get(project); ok {
-		return hs, nil
-	}
-	s.genMu.Lock()
-	gen := s.gen
-	s.genMu.Unlock()
-	hs, err := s.readHooks(ctx, project)
-	if err != nil {
-		return nil, err
-	}
-	s.genMu.Lock()
-	if gen == s.gen {
-		s.hooks.Add(project, hs)
-	}
-	s.genMu.Unlock()
-	return hs, nil
+	return s.hooks.Get(ctx, project, "", func(ctx context.Context) ([]StoredWebhook, error) { return s.readHooks(ctx, project) })
 }
 
 // Event is one state change a product reports.
@@ -200,6 +172,9 @@ type Batch struct {
 	s  *Service
 	ds []Delivery
 }
+
+// Len is the number of deliveries in the batch (0 when no webhook subscribes).
+func (b Batch) Len() int { return len(b.ds) }
 
 // Prepare builds the deliveries of ev (one per subscribed webhook of its project, read through
 // a cache: a project without webhooks costs a map lookup) without writing them.

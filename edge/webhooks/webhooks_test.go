@@ -196,6 +196,20 @@ func TestOnlySubscribedEventsAndOtherProjects(t *testing.T) {
 		t.Fatalf("received %+v, want only site's email.delivered of m2", got)
 	}
 	e.attempts(t, 1)
+	// An apply that changes the subscription drops the cached list at once.
+	applyDoc(t, e.ten, doc(r.URL, secret, "email.sent"))
+	for typ, want := range map[string]int{"email.delivered": 0, "email.sent": 1} {
+		if b, err := e.svc.Prepare(context.Background(), webhooks.Event{Type: typ, Project: "site"}); err != nil || b.Len() != want {
+			t.Errorf("after the re-apply Prepare(%s) = %d deliveries, %v; want %d", typ, b.Len(), err, want)
+		}
+	}
+	e.emit(t,
+		webhooks.Event{Type: "email.delivered", Project: "site", Data: map[string]any{"id": "m3"}},
+		webhooks.Event{Type: "email.sent", Project: "site", Data: map[string]any{"id": "m3"}},
+	)
+	if got := r.next(t); got.Type != "email.sent" {
+		t.Fatalf("after the re-apply received %+v, want only email.sent", got)
+	}
 	if err := e.db.Update(context.Background(), func(txn *store.Txn) error {
 		return e.svc.Enqueue(context.Background(), txn, webhooks.Event{Type: "email.opened", Project: "site"})
 	}); err == nil {

@@ -167,7 +167,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	// A signal while the components start stops them gracefully like any other (each Stop
 	// tolerates a component that did not start).
 	if err := app.start(ctx); err != nil && ctx.Err() == nil {
-		return err
+		// The listener stops with the components that did start: nothing keeps answering.
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.D())
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		_ = ln.Close()
+		<-errc
+		return errors.Join(err, app.stop(sctx))
 	}
 	// The banner says the gateway is ready: it comes after the components started.
 	banner(stdout, cfg, ln.Addr().String(), doc)

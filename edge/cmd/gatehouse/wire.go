@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -53,38 +54,35 @@ type assembly struct {
 	components []component
 	readiness  []func() error
 	closers    []func(context.Context) error
+	// started is set once every component started: /readyz answers 503 before.
+	started atomic.Bool
 	// mail is the email product's service: form notifications are queued through it.
 	mail *email.Service
 }
 
-// wire builds every product from deps. This is the one place that knows all products.
-func wire(ctx context.Context, d deps) (*assembly, error) {
+// wire builds every product from deps. This is the one place that knows all products. Nothing
+// it builds runs yet (start does that); when a step fails, what the earlier steps opened is
+// closed before wire returns.
+func wire(ctx context.Context, d deps) (_ *assembly, err error) {
 	a := &assembly{}
+	defer func() {
+		if err != nil {
+			a.close(context.WithoutCancel(ctx))
+		}
+	}()
 	if d.egress == nil {
 		d.egress = newEgress(d.cfg)
 	}
-	h, err := a.addPlugins(ctx, d)
-	if err != nil {
+	if d.plugins, err = a.addPlugins(ctx, d); err != nil {
 		return nil, err
 	}
-	d.plugins = h
 	if d.hooks, err = a.addWebhooks(ctx, d); err != nil {
 		return nil, err
 	}
-	if err := a.addEmail(ctx, d); err != nil {
-		return nil, err
-	}
-	if err := a.addFiles(ctx, d); err != nil {
-		return nil, err
-	}
-	if err := a.addMembership(ctx, d); err != nil {
-		return nil, err
-	}
-	if err := a.addForms(ctx, d); err != nil {
-		return nil, err
-	}
-	if err := a.addRecords(ctx, d); err != nil {
-		return nil, err
+	for _, add := range []func(context.Context, deps) error{a.addEmail, a.addFiles, a.addMembership, a.addForms, a.addRecords} {
+		if err := add(ctx, d); err != nil {
+			return nil, err
+		}
 	}
 	if err := a.addDashboard(d); err != nil {
 		return nil, err
@@ -101,7 +99,15 @@ func newEgress(cfg config.Config) *egress.Policy {
 	})
 }
 
+// errStarting answers /readyz while the components start (journals drain, workers start).
+var errStarting = errors.New("starting")
+
+// ready answers /readyz: 503 until storage is open, the indexes are loaded (wire) and every
+// component started (journals drained to the start point), then each readiness check.
 func (a *assembly) ready() error {
+	if !a.started.Load() {
+		return errStarting
+	}
 	for _, r := range a.readiness {
 		if err := r(); err != nil {
 			return err
@@ -116,6 +122,7 @@ func (a *assembly) start(ctx context.Context) error {
 			return err
 		}
 	}
+	a.started.Store(true)
 	return nil
 }
 

@@ -154,6 +154,8 @@ if (!accounts) {
       await page.getByRole('button', { name: 'Save template' }).click();
       await page.waitForFunction(() => document.querySelector('[data-testid="preview-subject"]')?.textContent === 'Hello Ada, from the dashboard');
       assert((await subject.innerText()) === 'Hello Ada, from the dashboard', 'preview did not follow');
+      const html = page.frameLocator('iframe[title="HTML preview"]').getByText('Hi Ada, welcome to Gatehouse.');
+      await html.waitFor();
       await shot('email-templates');
     });
   }
@@ -202,6 +204,9 @@ if (!accounts) {
     await page.getByText('Seen in the dashboard inbox').waitFor();
     await page.getByText('visitor@dash-ui.test').first().waitFor();
     await shot('forms');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const csv = await (await import('node:fs/promises')).readFile(await download.path(), 'utf8');
+    assert(csv.split('\n')[0].includes('id') && csv.includes('Seen in the dashboard inbox'), `CSV: ${csv.slice(0, 200)}`);
   });
 
   await check('every page opens without a script error (screenshots)', async () => {

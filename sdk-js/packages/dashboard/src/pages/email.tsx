@@ -26,6 +26,7 @@ interface Template {
   slug: string;
   subject: string;
   body: string;
+  text?: string;
 }
 
 interface Preview {
@@ -87,6 +88,7 @@ function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChang
   const loaded = useLoad<Template>(p.isNew ? null : path);
   const [subject, setSubject] = useState('');
   const [body, setBody] = useState('');
+  const [text, setText] = useState('');
   const [vars, setVars] = useState('{}');
   const [saved, setSaved] = useState(0);
   const [note, setNote] = useState('');
@@ -95,6 +97,7 @@ function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChang
     if (loaded.data) {
       setSubject(loaded.data.subject);
       setBody(loaded.data.body);
+      setText(loaded.data.text ?? '');
       setVars(JSON.stringify(sampleVars(loaded.data.subject + ' ' + loaded.data.body)));
     }
   }, [loaded.data]);
@@ -106,7 +109,7 @@ function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChang
         onSubmit={async (e) => {
           e.preventDefault();
           setNote('');
-          const ok = await save.run(() => api(path, { method: 'PUT', body: { subject, body } }));
+          const ok = await save.run(() => api(path, { method: 'PUT', body: { subject, body, text: text || undefined } }));
           if (ok !== undefined) {
             setNote('Template saved.');
             setSaved((n) => n + 1);
@@ -121,6 +124,10 @@ function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChang
         <p>
           <label htmlFor="tpl-body">Body (HTML, {'{{variables}}'})</label>
           <textarea id="tpl-body" className="mono" value={body} onChange={(e) => setBody(e.target.value)} rows={10} />
+        </p>
+        <p>
+          <label htmlFor="tpl-text">Text body (optional: derived from the HTML when empty)</label>
+          <textarea id="tpl-text" className="mono" value={text} onChange={(e) => setText(e.target.value)} rows={4} />
         </p>
         <button type="submit" className="primary" disabled={save.busy}>
           Save template
