@@ -180,8 +180,8 @@ type instance struct {
 	// startBytes is the memory size once started: an instance that grew
 	// well past it is not kept warm while its project is short of memory.
 	startBytes uint64
-	stack   []uint64
-	cs      callState
+	stack      []uint64
+	cs         callState
 
 	wall int64 // unix nanoseconds the guest sees as "now" during a call
 	mono int64 // the guest's monotonic clock
