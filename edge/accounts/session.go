@@ -49,19 +49,21 @@ func (s *Service) Login(ctx context.Context, email, password, ip string) (Sessio
 	if d := max(s.byEmail.wait(email), s.byIP.wait(ip)); d > 0 {
 		return Session{}, &ThrottledError{RetryAfter: d}
 	}
-	if len(password) > MaxPassword {
-		password = password[:MaxPassword] // bounded work; such a password never matches
-		email = "\x00"                    // nor does any stored user
+	// A password over the limit never matches (CreateUser refuses it): it is checked, cut to
+	// the limit, against the dummy hash, so the work stays bounded and the same.
+	tooLong := len(password) > MaxPassword
+	if tooLong {
+		password = password[:MaxPassword]
 	}
 	st, err := s.load(ctx, email)
 	hash := st.Hash
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, ErrNotFound) || tooLong {
 		hash = s.hasher.dummy
 	} else if err != nil {
 		return Session{}, err
 	}
 	ok, verr := verify(hash, password)
-	if err != nil || verr != nil || !ok {
+	if err != nil || tooLong || verr != nil || !ok {
 		s.byEmail.fail(email)
 		s.byIP.fail(ip)
 		return Session{}, ErrCredentials

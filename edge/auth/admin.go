@@ -26,7 +26,7 @@ func (a *Admin) SeesOrg(org string) bool {
 
 // IsOwner reports whether the caller manages org's users: an operator or an owner of org.
 func (a *Admin) IsOwner(org string) bool {
-	return a != nil && (a.Operator || (a.SeesOrg(org) && a.Role == "owner"))
+	return a != nil && (a.Operator || (a.SeesOrg(org) && a.Role == "owner")) // accounts.RoleOwner
 }
 
 type adminLocal struct{}
