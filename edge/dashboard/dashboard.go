@@ -15,6 +15,7 @@ import (
 	"html/template"
 	"io/fs"
 	"mime"
+	"net/url"
 	"path"
 	"strings"
 
@@ -109,29 +110,22 @@ func New(o Options) (*Host, error) {
 	return h, nil
 }
 
-// pathOf returns the path of a URL ("" for the root).
-func pathOf(u string) string {
-	if i := strings.Index(u, "://"); i >= 0 {
-		u = u[i+3:]
-		if j := strings.IndexByte(u, '/'); j >= 0 {
-			return strings.TrimRight(u[j:], "/")
-		}
+// pathOf returns the path of a URL without its trailing slash ("" for the root).
+func pathOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
 		return ""
 	}
-	return strings.TrimRight(u, "/")
+	return strings.TrimRight(u.Path, "/")
 }
 
-// originOf returns scheme://host of a URL ("" when it has none).
-func originOf(u string) string {
-	i := strings.Index(u, "://")
-	if i < 0 {
+// originOf returns scheme://host of an absolute URL ("" when it has none).
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
 		return ""
 	}
-	rest := u[i+3:]
-	if j := strings.IndexByte(rest, '/'); j >= 0 {
-		rest = rest[:j]
-	}
-	return u[:i+3] + rest
+	return u.Scheme + "://" + u.Host
 }
 
 // Segment is the dashboard's path segment.

@@ -309,7 +309,9 @@ func (b *Batch) Commit() error {
 		return nil
 	}
 	err := b.x.b.Batch(b.b)
-	b.b.Reset()
+	// A new batch rather than Reset: the in-memory index's analysis goroutine may still be
+	// reading the old one's map after Batch returned (a data race the race detector reports).
+	b.b = b.x.b.NewBatch()
 	return err
 }
 

@@ -31,9 +31,9 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 		return pl.failed(m, KindBusy, err, now)
 	}
 	began := time.Now()
-	meter := pl.usage.meter()
+	cpu := startCPU()
 	var grown time.Duration // the cost of the instance's memory growth (growthCost)
-	defer func() { sched.release(sh, meter.stop(began)+grown) }()
+	defer func() { sched.release(sh, cpu.stop()+grown) }()
 	if !pl.breaker.allow(began) {
 		m.errors.WithLabelValues(KindCircuitOpen).Inc()
 		pl.stats.failed(KindCircuitOpen, ErrCircuitOpen)

@@ -155,7 +155,6 @@ type plugin struct {
 	logs     *logBuffer
 	met      [numHooks]*hookMetrics
 	stats    stats
-	usage    usage // how its calls' CPU cost is measured (sched.go)
 	// refused is why the plugin cannot run (its module is missing or was
 	// refused); every call fails with it and the failure policy applies.
 	refused error

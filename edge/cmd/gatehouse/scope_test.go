@@ -345,6 +345,18 @@ func TestAdminRoutesScopeEveryRoute(t *testing.T) {
 			}
 		}
 	}
+	// Every state-changing route refuses the session without its CSRF token (sign-in aside),
+	// before anything else: even on the member's own org.
+	for _, route := range routes {
+		method, path, _ := strings.Cut(route, " ")
+		if method == http.MethodGet || route == "POST /session" {
+			continue
+		}
+		path = strings.NewReplacer(":project", "acme-site", ":org", "acme", "\\", "").Replace(path)
+		if code, body := g.call(t, method, "/admin/v1"+path, "application/json", "{}", "Cookie", cookie); code != 403 || !strings.Contains(body, "CSRF_REQUIRED") {
+			t.Errorf("%s %s with a session and no X-CSRF-Token = %d %s, want 403 CSRF_REQUIRED", method, path, code, body)
+		}
+	}
 	for route := range cases {
 		if !seen[route] {
 			t.Errorf("scopeCases has %s, which is not a registered admin route", route)

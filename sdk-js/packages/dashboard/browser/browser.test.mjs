@@ -209,6 +209,58 @@ if (!accounts) {
     assert(csv.split('\n')[0].includes('id') && csv.includes('Seen in the dashboard inbox'), `CSV: ${csv.slice(0, 200)}`);
   });
 
+  await check('files: an image uploaded through the public API shows with its thumbnail; alt text edited; deleted', async () => {
+    // A 1x1 PNG, uploaded as the files docs do: presign (secret key), PUT the bytes, complete.
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f80f00000101000518d84e0000000049454e44ae426082', 'hex');
+    const key = { 'X-API-Key': 'sk_live_dash_ui_server', 'Content-Type': 'application/json' };
+    const slotRes = await fetch(`${gw}/files/upload/presigned`, { method: 'POST', headers: key, body: JSON.stringify({ filename: 'dot.png', mimeType: 'image/png', size: png.length }) });
+    const slotText = await slotRes.text();
+    assert(slotRes.ok, `presign = ${slotRes.status} ${slotText}`);
+    const slot = JSON.parse(slotText);
+    const put = await fetch(slot.uploadUrl, { method: 'PUT', headers: { 'Content-Type': 'image/png' }, body: png });
+    assert(put.ok, `upload = ${put.status}`);
+    const done = await fetch(`${gw}/files/upload/complete`, { method: 'POST', headers: key, body: JSON.stringify({ assetId: slot.assetId }) });
+    assert(done.ok, `complete = ${done.status}`);
+    await page.getByRole('link', { name: 'Files', exact: true }).click();
+    const card = page.getByRole('article', { name: 'dot.png' });
+    await card.waitFor();
+    const img = card.locator('img.thumb');
+    await page.waitForFunction((el) => el.complete && el.naturalWidth > 0, await img.elementHandle());
+    await card.getByRole('button', { name: 'Edit dot.png' }).click();
+    await card.getByLabel('Alt text').fill('A single red dot');
+    await card.getByLabel('Tags (comma-separated)').fill('dot, test');
+    await card.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('article', { name: 'dot.png' }).getByText('A single red dot').waitFor();
+    const stored = await (await admin(`/assets/${slot.assetId}`)).json();
+    assert(stored.alt === 'A single red dot' && stored.tags?.join(',') === 'dot,test', `stored asset: ${JSON.stringify(stored)}`);
+    await shot('files');
+    const publicURL = await img.getAttribute('src');
+    await page.getByRole('article', { name: 'dot.png' }).getByRole('button', { name: 'Delete dot.png' }).click();
+    await page.getByRole('article', { name: 'dot.png' }).waitFor({ state: 'detached' });
+    const gone = await fetch(publicURL);
+    assert(gone.status === 404, `the deleted asset's URL answers ${gone.status}`);
+  });
+
+  await check('records: a record created unpublished, then published, reads through the public records API', async () => {
+    const url = `${gw}/records/projects/dash-site/collections/posts/records/post-dash`;
+    const read = () => fetch(url, { headers: { 'X-API-Key': 'pk_live_dash_ui_web' } });
+    await page.getByRole('link', { name: 'Records', exact: true }).click();
+    await page.getByLabel('Collection').fill('posts');
+    await page.getByRole('button', { name: 'Open collection' }).click();
+    await page.getByLabel('Record id').fill('post-dash');
+    await page.getByLabel('Published').uncheck();
+    await page.getByLabel('Data (JSON)').fill('{"title": "Written in the dashboard"}');
+    await page.getByRole('button', { name: 'Save record' }).click();
+    await page.getByText('Record saved.').waitFor();
+    assert((await read()).status === 404, 'an unpublished record reads publicly');
+    await page.getByRole('button', { name: 'Publish', exact: true }).click();
+    await page.getByText('Published: post-dash').waitFor();
+    const r = await read();
+    const body = await r.text();
+    assert(r.status === 200 && body.includes('Written in the dashboard'), `public read = ${r.status} ${body}`);
+    await shot('records');
+  });
+
   await check('every page opens without a script error (screenshots)', async () => {
     for (const n of NAV) {
       await page.getByRole('link', { name: n, exact: true }).click();

@@ -70,13 +70,15 @@ export interface Paged<T> {
  * goes back. path null loads nothing (nothing selected yet).
  */
 export function usePaged<T>(path: string | null): Paged<T> {
-  const [cursors, setCursors] = useState<string[]>(['']);
+  // The cursors belong to one path: another path (a new filter) starts again at its first page.
+  const [walk, setWalk] = useState<{ path: string | null; cursors: string[] }>({ path, cursors: [''] });
+  const cursors = walk.path === path ? walk.cursors : [''];
+  const setCursors = (f: (c: string[]) => string[]) => setWalk((w) => ({ path, cursors: f(w.path === path ? w.cursors : ['']) }));
   const [data, setData] = useState<Page<T> | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [loading, setLoading] = useState(false);
   const [tick, setTick] = useState(0);
   const cursor = cursors[cursors.length - 1] ?? '';
-  useEffect(() => setCursors(['']), [path]);
   useEffect(() => {
     if (path === null) {
       setData(null);

@@ -44,7 +44,7 @@ export function KeysPage({ scope }: { scope: Scope }) {
           <p>Copy the value now: it is shown only this once.</p>
           <p>
             <label htmlFor="once-value">Key value</label>
-            <input id="once-value" readOnly value={created.value} className="mono" onFocus={(e) => e.target.select()} />
+            <input id="once-value" readOnly value={created.value} className="mono" onFocus={(e) => e.target.select()} autoFocus />
             <CopyButton text={created.value} label="Copy key value" />
           </p>
           <button type="button" onClick={() => setCreated(null)}>
