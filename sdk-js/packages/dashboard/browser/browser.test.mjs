@@ -261,6 +261,30 @@ if (!accounts) {
     await shot('records');
   });
 
+  await check('records: an NDJSON import shows its report', async () => {
+    await page.getByLabel('NDJSON file (one record a line)').setInputFiles({
+      name: 'posts.ndjson',
+      mimeType: 'application/x-ndjson',
+      buffer: Buffer.from('{"id":"post-imp-1","data":{"title":"Imported one"}}\n{"id":"post-imp-2","published":false,"data":{"title":"Imported draft"}}\n'),
+    });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const report = page.getByLabel('Import report');
+    await report.waitFor();
+    const r = await fetch(`${gw}/records/projects/dash-site/collections/posts/records/post-imp-1`, { headers: { 'X-API-Key': 'pk_live_dash_ui_web' } });
+    assert(r.status === 200, `imported record reads ${r.status}; report ${await report.innerText()}`);
+  });
+
+  await check('plugins: uploading a module that is not Wasm shows the API message', async () => {
+    await page.getByRole('link', { name: 'Plugins', exact: true }).click();
+    await page.getByLabel('Module name').fill('not-wasm');
+    await page.getByLabel('Wasm module').setInputFiles({ name: 'x.wasm', mimeType: 'application/wasm', buffer: Buffer.from('definitely not a wasm module') });
+    await page.getByRole('button', { name: 'Upload module' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    console.log(`     (message shown: ${JSON.stringify((await alert.innerText()).trim())})`);
+    await shot('plugins-upload-refused');
+  });
+
   await check('every page opens without a script error (screenshots)', async () => {
     for (const n of NAV) {
       await page.getByRole('link', { name: n, exact: true }).click();
