@@ -23,6 +23,8 @@ type Document struct {
 	Orgs  []Org `json:"orgs"`
 	// pos holds the line of every entry when the document was parsed from text.
 	pos yamldoc.Positions
+	// checkedBy is the service whose Parse validated the document (Apply does not again).
+	checkedBy *Service
 }
 
 // Org is one organization. Sections holds the keys that products own (suppressions), by name.

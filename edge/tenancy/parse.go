@@ -96,6 +96,7 @@ func (s *Service) Parse(data []byte) (*Document, error) {
 	if err := s.Validate(doc); err != nil {
 		return nil, err
 	}
+	doc.checkedBy = s
 	return doc, nil
 }
 

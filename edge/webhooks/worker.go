@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,11 @@ type WorkerOptions struct {
 type Worker struct {
 	s *Service
 	o WorkerOptions
+
+	// resume is the due time the next queue scan starts from, lastFull when the last scan
+	// from the start ran (both used by the loop goroutine only).
+	resume   int64
+	lastFull time.Time
 
 	mu       sync.Mutex
 	inflight map[string]bool // delivery ulids and order groups being attempted
@@ -111,6 +117,15 @@ func (w *Worker) loop(ctx context.Context) {
 	}
 }
 
+// The queue scan resumes from where the previous one left what was still pending, so the
+// entries of ended deliveries (tombstones until compaction) are not walked again and again. New
+// deliveries are due at their transaction's time, which precedes their commit by little:
+// resumeMargin covers that, and a full scan every fullScanEvery covers anything else.
+const (
+	resumeMargin  = 5 * time.Second
+	fullScanEvery = 30 * time.Second
+)
+
 // dispatch starts an attempt for each due delivery, while attempts are free, skipping those
 // whose order group has an older pending delivery or one in flight.
 func (w *Worker) dispatch(ctx context.Context) error {
@@ -120,16 +135,32 @@ func (w *Worker) dispatch(ctx context.Context) error {
 	if free <= 0 {
 		return nil
 	}
-	now := w.s.now().UnixNano()
+	nowT := w.s.now()
+	now := nowT.UnixNano()
+	full := nowT.Sub(w.lastFull) > fullScanEvery
+	prefix := store.Prefix(root, "q")
+	o := store.IterOptions{Prefix: prefix, KeysOnly: true}
+	if !full && w.resume > 0 {
+		o.Start = append(bytes.Clone(prefix), fmt.Sprintf("%020d", w.resume)...)
+	}
+	// left is the due time of the first pending entry the scan did not pick; last that of the
+	// last one it picked when it stopped for want of free attempts.
+	var left, last int64
+	keep := func(due int64) {
+		if left == 0 {
+			left = due
+		}
+	}
 	var picked []Delivery
 	err := w.s.db.View(ctx, func(txn *store.Txn) error {
-		return txn.Iterate(store.IterOptions{Prefix: store.Prefix(root, "q"), KeysOnly: true}, func(k, _ []byte) (bool, error) {
+		return txn.Iterate(o, func(k, _ []byte) (bool, error) {
 			parts := strings.Split(string(k), string(store.Sep))
 			if len(parts) != 6 {
 				return true, nil
 			}
 			due, _ := strconv.ParseInt(parts[2], 10, 64)
 			if due > now {
+				keep(due)
 				return false, nil
 			}
 			project, hook, u := parts[3], parts[4], parts[5]
@@ -137,6 +168,7 @@ func (w *Worker) dispatch(ctx context.Context) error {
 			busy := w.inflight[u]
 			w.mu.Unlock()
 			if busy {
+				keep(due)
 				return true, nil
 			}
 			raw, err := txn.Get(deliveryKey(project, hook, u))
@@ -153,6 +185,7 @@ func (w *Worker) dispatch(ctx context.Context) error {
 				busy := w.inflight[g]
 				w.mu.Unlock()
 				if busy {
+					keep(due)
 					return true, nil
 				}
 				first, err := firstOf(txn, orderPrefix(project, hook, d.Order))
@@ -160,15 +193,31 @@ func (w *Worker) dispatch(ctx context.Context) error {
 					return false, err
 				}
 				if first != u {
+					keep(due)
 					return true, nil // an older event of the same message goes first
 				}
 			}
 			picked = append(picked, d)
-			return len(picked) < free, nil
+			if len(picked) == free {
+				last = due
+				return false, nil
+			}
+			return true, nil
 		})
 	})
 	if err != nil {
 		return err
+	}
+	next := now - int64(resumeMargin)
+	if left > 0 && left < next {
+		next = left
+	}
+	if last > 0 && last < next {
+		next = last
+	}
+	w.resume = next
+	if full {
+		w.lastFull = nowT
 	}
 	for _, d := range picked {
 		w.run(ctx, d)
