@@ -9,7 +9,7 @@
 // and nothing of other-org; a key is created and its value seen once (gone after dismissing and
 // after a reload), then revoked (the key answers 401); a template is edited and the subject and
 // HTML preview follow; suppressions take an add and a remove; a message sent through the public
-// API shows its delivery log reaching delivered; a submission sent through the public forms API
+// API shows its delivery log reaching delivered; 26 messages page through the cursors; a submission sent through the public forms API
 // shows in the inbox and in the CSV export; an image uploaded through the public files API shows
 // with its thumbnail, its alt text and tags are edited, it is deleted (its URL answers 404); a
 // record is saved unpublished, published and read through the public records API; an NDJSON
@@ -196,6 +196,25 @@ if (!accounts) {
     // The open log refreshes itself until the message reaches a final status.
     await page.getByRole('region', { name: `Delivery log of ${id}` }).getByRole('cell', { name: 'delivered', exact: true }).first().waitFor();
     await shot('email-messages');
+  });
+
+  await check('email: messages page through the gateway cursors (26 messages, 25 a page)', async () => {
+    for (let i = 0; i < 26; i++) {
+      const r = await fetch(`${gw}/email/notifications/send`, {
+        method: 'POST',
+        headers: { 'X-API-Key': 'sk_live_dash_ui_server', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ to: { email: `page${i}@example.com` }, subject: `Paged ${i}`, bodyText: 'x', tags: ['dash-page'] }),
+      });
+      assert(r.status === 202, `send ${i} = ${r.status}`);
+    }
+    await page.getByLabel('Tag').fill('dash-page');
+    await page.getByRole('cell', { name: 'Paged 25', exact: true }).waitFor(); // newest first
+    assert((await page.getByRole('cell', { name: /^Paged \d+$/ }).count()) === 25, 'first page is not 25 messages');
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByRole('cell', { name: 'Paged 0', exact: true }).waitFor();
+    assert((await page.getByRole('cell', { name: /^Paged \d+$/ }).count()) === 1, 'second page is not the one oldest message');
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.getByRole('cell', { name: 'Paged 25', exact: true }).waitFor();
   });
 
   await check('forms: a submission through the public API shows in the inbox', async () => {
