@@ -89,6 +89,29 @@ const (
 	CodeUnsupportedContentType = "UNSUPPORTED_CONTENT_TYPE"
 )
 
+// Codes of the plugin hooks (decisions.md section 8), shared by the products that have hooks;
+// each product declares the errors it answers with them in its errors.go.
+const (
+	// CodePluginFailed: a fail-closed plugin gave no verdict (trap, timeout, bad output).
+	CodePluginFailed = "PLUGIN_FAILED"
+	// CodePluginBusy: the project's plugins are over their CPU budget or their queue is full.
+	CodePluginBusy = "PLUGIN_BUSY"
+	// CodeRejectedByPlugin: a plugin refused the request without naming a code of its own.
+	CodeRejectedByPlugin = "REJECTED_BY_PLUGIN"
+)
+
+// PluginRejected is a plugin's reject verdict as the caller sees it: 422 with the plugin's own
+// code (CodeRejectedByPlugin when it gave none) and message.
+func PluginRejected(code, message, plugin string) *Error {
+	if code == "" {
+		code = CodeRejectedByPlugin
+	}
+	if message == "" {
+		message = fmt.Sprintf("refused by plugin %s", plugin)
+	}
+	return New(422, code, message, nil)
+}
+
 // Shared API errors.
 var (
 	// ErrNotFound is an unknown route.

@@ -28,7 +28,7 @@ func BenchmarkSendAccepted(b *testing.B) {
 		Config:  func(c *config.Config) { c.Storage.SyncWrites = true },
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
 			var err error
-			svc, err = email.NewService(email.Options{DB: d.DB, Tenants: d.Tenancy})
+			svc, err = email.NewService(email.Options{DB: d.DB, Tenancy: d.Tenancy})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func BenchmarkDeliverSMTP(b *testing.B) {
 				Config:  func(c *config.Config) { c.Storage.SyncWrites = true },
 				Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
 					var err error
-					svc, err = email.NewService(email.Options{DB: d.DB, Tenants: d.Tenancy})
+					svc, err = email.NewService(email.Options{DB: d.DB, Tenancy: d.Tenancy})
 					if err != nil {
 						t.Fatal(err)
 					}

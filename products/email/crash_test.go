@@ -37,7 +37,7 @@ func openGateway(t testing.TB, dir, smtpAddr string) *gateway {
 		t.Fatal(err)
 	}
 	ten := tenancy.New(db, tenancy.Options{})
-	svc, err := email.NewService(email.Options{DB: db, Tenants: ten})
+	svc, err := email.NewService(email.Options{DB: db, Tenancy: ten})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestCrashRedelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	ten := tenancy.New(db, tenancy.Options{})
-	svc, err := email.NewService(email.Options{DB: db, Tenants: ten})
+	svc, err := email.NewService(email.Options{DB: db, Tenancy: ten})
 	if err != nil {
 		t.Fatal(err)
 	}

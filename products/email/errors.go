@@ -33,3 +33,13 @@ var errInternal = errors.New("email: internal error")
 func invalid(field, problem string) error {
 	return apierr.Validation(apierr.FieldProblem{Field: field, Problem: problem})
 }
+
+// Errors of the product's plugin hook (email.send); the plugin adapter the composition root gives the
+// product returns them (a reject is apierr.PluginRejected).
+var (
+	// ErrPluginFailed is a fail-closed plugin that gave no verdict.
+	ErrPluginFailed = apierr.New(503, apierr.CodePluginFailed, "a plugin of this project failed; try again", nil)
+	// ErrPluginBusy is a fail-closed plugin not run: the project's plugins are over their CPU
+	// budget (or their queue is full); the caller may retry shortly.
+	ErrPluginBusy = apierr.New(503, apierr.CodePluginBusy, "this project's plugins are over their CPU budget; try again shortly", nil).WithHeader("Retry-After", "1")
+)

@@ -63,7 +63,7 @@ const (
 // Options configures NewService.
 type Options struct {
 	DB      *store.DB
-	Tenants Tenants
+	Tenancy Tenants
 	// Log receives the service's warnings (discarded when nil).
 	Log *slog.Logger
 	// Now is the clock (time.Now when nil).
@@ -104,10 +104,10 @@ type Service struct {
 
 // NewService returns the service; it starts nothing (sends are group-committed by the store).
 func NewService(o Options) (*Service, error) {
-	if o.DB == nil || o.Tenants == nil {
-		return nil, errors.New("email: NewService needs a DB and Tenants")
+	if o.DB == nil || o.Tenancy == nil {
+		return nil, errors.New("email: NewService needs a DB and Tenancy")
 	}
-	s := &Service{db: o.DB, tenants: o.Tenants, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, metrics: o.Metrics, events: o.Events,
+	s := &Service{db: o.DB, tenants: o.Tenancy, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, metrics: o.Metrics, events: o.Events,
 		wake: make(chan struct{}, 1)}
 	s.projects = tenancy.NewCache[found[project]](4096, "project", "sender")
 	s.templates = tenancy.NewCache[found[Template]](4096, "template")

@@ -45,7 +45,7 @@ func newServiceTenancy(t *testing.T, o email.Options) (*email.Service, *tenancy.
 		t.Fatal(err)
 	}
 	ten := tenancy.New(db, tenancy.Options{})
-	o.DB, o.Tenants = db, ten
+	o.DB, o.Tenancy = db, ten
 	svc, err := email.NewService(o)
 	if err != nil {
 		t.Fatal(err)

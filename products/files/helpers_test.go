@@ -88,7 +88,7 @@ func startOn(t testing.TB, dir string, edit func(*config.Config), newBlobs func(
 			}
 			e.svc, err = files.NewService(files.Options{
 				DB: d.DB, Blobs: blobs, Signer: signer, Cursors: cur,
-				FilesBase: d.Config.BaseURL("files"), AssetBase: d.Config.AssetBaseURL(), Now: e.clock.Now, Log: d.Log, Registry: d.Registry,
+				FilesBase: d.Config.BaseURL("files"), AssetBase: d.Config.AssetBaseURL(), Now: e.clock.Now, Log: d.Log, Registerer: d.Registry,
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -35,8 +35,8 @@ type Options struct {
 	// Now is the clock (URL expiry, sweeping); time.Now when nil.
 	Now func() time.Time
 	Log *slog.Logger
-	// Registry receives the product's metrics; nil keeps them unregistered.
-	Registry prometheus.Registerer
+	// Registerer receives the product's metrics; nil keeps them unregistered.
+	Registerer prometheus.Registerer
 	// Events hears each completion inside its transaction (events.go); nil for none.
 	Events Events
 }
@@ -65,7 +65,7 @@ func NewService(o Options) (*Service, error) {
 	}
 	s.hot, _ = lru.New[string, *Asset](4096)
 	s.base = strings.TrimRight(o.AssetBase, "/")
-	s.m = newMetrics(o.Registry)
+	s.m = newMetrics(o.Registerer)
 	return s, nil
 }
 

@@ -52,3 +52,13 @@ func rateLimited(retry time.Duration) error {
 	return apierr.New(429, apierr.CodeRateLimited, "submission rate limit exceeded: 60 per minute per key and form", nil).
 		WithHeader("Retry-After", strconv.Itoa(secs))
 }
+
+// Errors of the product's plugin hook (forms.submit, captcha.verify); the plugin adapter the composition root gives the
+// product returns them (a reject is apierr.PluginRejected).
+var (
+	// ErrPluginFailed is a fail-closed plugin that gave no verdict.
+	ErrPluginFailed = apierr.New(503, apierr.CodePluginFailed, "a plugin of this project failed; try again", nil)
+	// ErrPluginBusy is a fail-closed plugin not run: the project's plugins are over their CPU
+	// budget (or their queue is full); the caller may retry shortly.
+	ErrPluginBusy = apierr.New(503, apierr.CodePluginBusy, "this project's plugins are over their CPU budget; try again shortly", nil).WithHeader("Retry-After", "1")
+)

@@ -41,7 +41,7 @@ func benchHooks(b *testing.B, hooked bool) float64 {
 	}
 	defer db.Close()
 	ten := tenancy.New(db, tenancy.Options{})
-	mail, err := email.NewService(email.Options{DB: db, Tenants: ten})
+	mail, err := email.NewService(email.Options{DB: db, Tenancy: ten})
 	if err != nil {
 		b.Fatal(err)
 	}

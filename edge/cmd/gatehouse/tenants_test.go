@@ -43,7 +43,7 @@ func newOwners(t testing.TB) *owners {
 	if err := o.ten.Add(pluginreg.New(db, o.ten)); err != nil {
 		t.Fatal(err)
 	}
-	if o.email, err = email.NewService(email.Options{DB: db, Tenants: o.ten}); err != nil {
+	if o.email, err = email.NewService(email.Options{DB: db, Tenancy: o.ten}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = o.email.Close() })

@@ -20,7 +20,7 @@ func (a *assembly) addFiles(ctx context.Context, d deps) error {
 	}
 	svc, err := files.NewService(files.Options{
 		DB: d.db, Blobs: d.blobs, Signer: signer, Cursors: d.cursors,
-		FilesBase: d.cfg.BaseURL("files"), AssetBase: d.cfg.AssetBaseURL(), Log: d.log, Registry: d.reg,
+		FilesBase: d.cfg.BaseURL("files"), AssetBase: d.cfg.AssetBaseURL(), Log: d.log, Registerer: d.reg,
 		Events: fileEvents{hooks: d.hooks},
 	})
 	if err != nil {

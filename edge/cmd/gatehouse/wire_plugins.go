@@ -240,31 +240,13 @@ func fingerprint(r host.Registration) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ErrPluginFailed answers a request whose fail-closed plugin could not give a verdict.
-var ErrPluginFailed = apierr.New(503, "PLUGIN_FAILED", "a plugin of this project failed; try again", nil)
-
-// errPluginBusy answers a request whose fail-closed plugin was not run because the project's
-// plugins used up their CPU budget (or their queue was full): the caller may retry shortly.
-var errPluginBusy = &apierr.Error{Status: 503, Code: "PLUGIN_BUSY",
-	Message: "this project's plugins are over their CPU budget; try again shortly", Header: map[string]string{"Retry-After": "1"}}
-
-// pluginError is the API error of a fail-closed plugin that gave no verdict.
-func pluginError(err error) error {
+// pluginError is the API error of a fail-closed plugin that gave no verdict: the product's
+// busy error when the host was over budget, its failed error otherwise.
+func pluginError(err, failed, busy error) error {
 	if errors.Is(err, host.ErrBusy) {
-		return fmt.Errorf("%w: %v", errPluginBusy, err)
+		return fmt.Errorf("%w: %v", busy, err)
 	}
-	return fmt.Errorf("%w: %v", ErrPluginFailed, err)
-}
-
-// rejected turns a plugin's reject verdict into the API error the caller sees.
-func rejected(code, message, plugin string) error {
-	if code == "" {
-		code = "REJECTED_BY_PLUGIN"
-	}
-	if message == "" {
-		message = fmt.Sprintf("refused by plugin %s", plugin)
-	}
-	return apierr.New(422, code, message, nil)
+	return fmt.Errorf("%w: %v", failed, err)
 }
 
 // formsPlugins gives the forms product its forms.submit filter and plugin captcha verifiers.
@@ -281,11 +263,11 @@ var (
 func (f formsPlugins) FilterSubmission(ctx context.Context, in forms.FilterInput) (map[string]any, error) {
 	v, err := f.h.FormsSubmit(ctx, in.Project, in.Form, in.Data)
 	if err != nil {
-		return nil, pluginError(err)
+		return nil, pluginError(err, forms.ErrPluginFailed, forms.ErrPluginBusy)
 	}
 	switch v.Action {
 	case host.Reject:
-		return nil, rejected(v.Code, v.Message, v.Plugin)
+		return nil, apierr.PluginRejected(v.Code, v.Message, v.Plugin)
 	case host.Rewrite:
 		return v.Data, nil
 	}
@@ -326,7 +308,7 @@ var _ records.ReadFilter = recordsPlugins{}
 func (r recordsPlugins) RecordsRead(ctx context.Context, project, collection string, page []json.RawMessage) ([]json.RawMessage, error) {
 	out, err := r.h.RecordsRead(ctx, project, collection, page)
 	if err != nil {
-		return nil, pluginError(err)
+		return nil, pluginError(err, records.ErrPluginFailed, records.ErrPluginBusy)
 	}
 	return out, nil
 }
@@ -351,17 +333,17 @@ func (e emailPlugins) FilterSend(ctx context.Context, project string, d *email.D
 	}
 	v, err := e.h.EmailSend(ctx, project, in)
 	if err != nil {
-		return pluginError(err)
+		return pluginError(err, email.ErrPluginFailed, email.ErrPluginBusy)
 	}
 	switch v.Action {
 	case host.Reject:
-		return rejected(v.Code, v.Message, v.Plugin)
+		return apierr.PluginRejected(v.Code, v.Message, v.Plugin)
 	case host.Rewrite:
 		m.Tags = v.Tags
 		if d.Variables != nil && v.Variables != nil {
 			vars, bad, err := email.ParseVars(v.Variables)
 			if err != nil {
-				return fmt.Errorf("%w: %s: variable %q: %v", ErrPluginFailed, v.Plugin, bad, err)
+				return fmt.Errorf("%w: %s: variable %q: %v", email.ErrPluginFailed, v.Plugin, bad, err)
 			}
 			d.Variables = vars
 		}

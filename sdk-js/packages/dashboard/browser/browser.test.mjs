@@ -7,9 +7,16 @@
 // With dashboard accounts (GATEHOUSE_DASH_ACCOUNTS=1): sign in as an owner of dash-ui; the
 // navigation has the eight links of decisions.md 8.2; the projects page lists the org's project
 // and nothing of other-org; a key is created and its value seen once (gone after dismissing and
-// after a reload), then revoked; a template is edited and the preview follows; a submission sent
-// through the public forms API shows in the inbox; the suppression list takes an add and a
-// remove; every page is opened and screenshotted into GATEHOUSE_DASH_OUTPUT.
+// after a reload), then revoked (the key answers 401); a template is edited and the subject and
+// HTML preview follow; suppressions take an add and a remove; a message sent through the public
+// API shows its delivery log reaching delivered; 26 messages page through the cursors; a submission sent through the public forms API
+// shows in the inbox and in the CSV export; an image uploaded through the public files API shows
+// with its thumbnail, its alt text and tags are edited, it is deleted (its URL answers 404); a
+// record is saved unpublished, published and read through the public records API; an NDJSON
+// import reports; a module that is not Wasm shows the API's message; every page opens without a
+// script error (desktop and a phone-sized viewport); sign-out ends the session; an owner of
+// other-org sees none of dash-ui (pages and the admin API with its session). Screenshots of
+// each page land in GATEHOUSE_DASH_OUTPUT.
 //
 // Prints one line per case (ok / FAIL / skip), then `browser: N passed, M failed, K skipped`;
 // exits 1 on any failure.
@@ -191,6 +198,25 @@ if (!accounts) {
     await shot('email-messages');
   });
 
+  await check('email: messages page through the gateway cursors (26 messages, 25 a page)', async () => {
+    for (let i = 0; i < 26; i++) {
+      const r = await fetch(`${gw}/email/notifications/send`, {
+        method: 'POST',
+        headers: { 'X-API-Key': 'sk_live_dash_ui_server', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ to: { email: `page${i}@example.com` }, subject: `Paged ${i}`, bodyText: 'x', tags: ['dash-page'] }),
+      });
+      assert(r.status === 202, `send ${i} = ${r.status}`);
+    }
+    await page.getByLabel('Tag').fill('dash-page');
+    await page.getByRole('cell', { name: 'Paged 25', exact: true }).waitFor(); // newest first
+    assert((await page.getByRole('cell', { name: /^Paged \d+$/ }).count()) === 25, 'first page is not 25 messages');
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByRole('cell', { name: 'Paged 0', exact: true }).waitFor();
+    assert((await page.getByRole('cell', { name: /^Paged \d+$/ }).count()) === 1, 'second page is not the one oldest message');
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.getByRole('cell', { name: 'Paged 25', exact: true }).waitFor();
+  });
+
   await check('forms: a submission through the public API shows in the inbox', async () => {
     const sub = await fetch(`${gw}/forms/forms/contact/submit`, {
       method: 'POST',
@@ -261,6 +287,30 @@ if (!accounts) {
     await shot('records');
   });
 
+  await check('records: an NDJSON import shows its report', async () => {
+    await page.getByLabel('NDJSON file (one record a line)').setInputFiles({
+      name: 'posts.ndjson',
+      mimeType: 'application/x-ndjson',
+      buffer: Buffer.from('{"id":"post-imp-1","data":{"title":"Imported one"}}\n{"id":"post-imp-2","published":false,"data":{"title":"Imported draft"}}\n'),
+    });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const report = page.getByLabel('Import report');
+    await report.waitFor();
+    const r = await fetch(`${gw}/records/projects/dash-site/collections/posts/records/post-imp-1`, { headers: { 'X-API-Key': 'pk_live_dash_ui_web' } });
+    assert(r.status === 200, `imported record reads ${r.status}; report ${await report.innerText()}`);
+  });
+
+  await check('plugins: uploading a module that is not Wasm shows the API message', async () => {
+    await page.getByRole('link', { name: 'Plugins', exact: true }).click();
+    await page.getByLabel('Module name').fill('not-wasm');
+    await page.getByLabel('Wasm module').setInputFiles({ name: 'x.wasm', mimeType: 'application/wasm', buffer: Buffer.from('definitely not a wasm module') });
+    await page.getByRole('button', { name: 'Upload module' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    console.log(`     (message shown: ${JSON.stringify((await alert.innerText()).trim())})`);
+    await shot('plugins-upload-refused');
+  });
+
   await check('every page opens without a script error (screenshots)', async () => {
     for (const n of NAV) {
       await page.getByRole('link', { name: n, exact: true }).click();
@@ -281,6 +331,28 @@ if (!accounts) {
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await page.reload();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  });
+
+  await check('a member of another org sees none of it', async () => {
+    await page.getByLabel('Email').fill('other@other-org.test');
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: /Projects of other-org/ }).waitFor();
+    await page.getByRole('cell', { name: 'other-site', exact: true }).waitFor();
+    assert(!(await page.content()).includes('dash-site'), 'dash-site shows to another org');
+    await page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await page.getByRole('cell', { name: 'secret-other', exact: true }).waitFor();
+    assert(!(await page.content()).includes('ci-dashboard'), 'a key of dash-ui shows to another org');
+    // The session itself, asking for dash-ui's data by name: 404, nothing of it.
+    for (const path of ['/projects/dash-site/forms/contact/submissions', '/orgs/dash-ui/keys', '/projects/dash-site/email/templates', '/assets?org=dash-ui']) {
+      const r = await page.request.get(`${gw}/admin/v1${path}`);
+      const body = await r.text();
+      assert(r.status() === 404 && !body.includes('visitor@dash-ui.test') && !body.includes('welcome'), `GET ${path} = ${r.status()} ${body.slice(0, 120)}`);
+    }
+    await page.goto(`${gw}/dashboard/forms?form=contact`);
+    await page.getByRole('heading', { name: /Inbox of contact/ }).waitFor();
+    assert(!(await page.content()).includes('Seen in the dashboard inbox'), 'the other org inbox shows');
+    await shot('other-org-forms');
   });
 }
 

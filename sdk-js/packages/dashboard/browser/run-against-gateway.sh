@@ -3,7 +3,8 @@
 #   bash sdk-js/packages/dashboard/browser/run-against-gateway.sh [path/to/gatehouse]
 # Starts `gatehouse serve` on 127.0.0.1:<free port> with its own config (admin token), a
 # throw-away data folder and tenants.browser-test.yaml, creates a dashboard owner of org dash-ui
-# with `gatehouse users create` (when the binary has dashboard accounts), runs the test and
+# and one of other-org with `gatehouse users create` (when the binary has dashboard accounts),
+# runs the test and
 # stops the gateway. Screenshots land in browser/test-output/ (gitignored).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,6 +38,7 @@ user_password="correct horse battery staple $$"
 accounts=0
 if "$bin" users --help >/dev/null 2>&1; then
   printf '%s\n' "$user_password" | "$bin" users create --email "$user_email" --org dash-ui --role owner --server "$url" --token "$token" >/dev/null
+  printf '%s\n' "$user_password" | "$bin" users create --email "other@other-org.test" --org other-org --role owner --server "$url" --token "$token" >/dev/null
   accounts=1
 fi
 

@@ -2,6 +2,7 @@
 // and turns error envelopes into ApiError with the server's message.
 
 function meta(name: string, fallback: string): string {
+  if (typeof document === 'undefined') return fallback;
   const el = document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`);
   const v = el?.content ?? '';
   return v.includes('{{') ? fallback : v;

@@ -154,7 +154,7 @@ function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChang
 }
 
 /** The variables a template names, each with a sample value. */
-function sampleVars(text: string): Record<string, string> {
+export function sampleVars(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of text.matchAll(/\{\{\s*([A-Za-z_][\w.]*)\s*\}\}/g)) out[m[1]!] = m[1]!;
   return out;

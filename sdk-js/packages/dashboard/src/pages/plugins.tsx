@@ -1,9 +1,10 @@
 // Plugins of the project: status, hooks, last error, calls and errors by kind, and each one's
 // log (the newest lines the guest printed).
 import { useState } from 'react';
-import { seg } from '../api';
+import { config, qs, seg } from '../api';
+import { upload } from '../upload';
 import { NeedProject, type Scope } from '../scope';
-import { ErrorNote, ListState, Time, useLoad, usePaged } from '../ui';
+import { ErrorNote, ListState, Notice, Time, useLoad, usePaged } from '../ui';
 
 interface Plugin {
   name: string;
@@ -82,6 +83,7 @@ export function PluginsPage({ scope }: { scope: Scope }) {
         </table>
       ) : null}
       {open && scope.project ? <PluginLog project={scope.project} name={open} /> : null}
+      {scope.project ? <UploadModule project={scope.project} onDone={list.reload} /> : null}
     </>
   );
 }
@@ -102,5 +104,53 @@ function PluginLog({ project, name }: { project: string; name: string }) {
         </pre>
       ) : null}
     </section>
+  );
+}
+
+/** Uploads a Wasm module (POST /admin/v1/plugins?project=&name=): plugins using that module swap to it. */
+function UploadModule({ project, onDone }: { project: string; onDone: () => void }) {
+  const [name, setName] = useState('');
+  const [file, setFile] = useState<File | null>(null);
+  const [progress, setProgress] = useState<number | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [note, setNote] = useState('');
+  return (
+    <form
+      className="card"
+      aria-labelledby="plugin-upload"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!file || !name) return;
+        setError(null);
+        setNote('');
+        setProgress(0);
+        upload(`${config.api}/plugins${qs({ project, name })}`, file, 'application/wasm', setProgress)
+          .then(() => (setNote(`Module ${name} uploaded.`), onDone()))
+          .catch(setError)
+          .finally(() => setProgress(null));
+      }}
+    >
+      <h2 id="plugin-upload">Upload a module</h2>
+      <div className="row">
+        <label>
+          Module name
+          <input value={name} onChange={(e) => setName(e.target.value)} required />
+        </label>
+        <label>
+          Wasm module
+          <input type="file" accept=".wasm,application/wasm" onChange={(e) => setFile(e.target.files?.[0] ?? null)} required />
+        </label>
+        <button type="submit" disabled={!file || !name || progress !== null}>
+          Upload module
+        </button>
+      </div>
+      {progress !== null ? (
+        <label>
+          Upload progress <progress max={100} value={progress} /> {progress}%
+        </label>
+      ) : null}
+      <ErrorNote error={error} />
+      {note ? <Notice text={note} /> : null}
+    </form>
   );
 }

@@ -2,7 +2,8 @@
 // unpublish, delete) and import NDJSON with upload progress. The admin API has no read route
 // for records yet (drafts included), so this page does not list them.
 import { useState } from 'react';
-import { api, ApiError, config, currentCSRF, seg } from '../api';
+import { api, config, seg } from '../api';
+import { upload } from '../upload';
 import { setQuery, useRoute } from '../router';
 import { NeedProject, type Scope } from '../scope';
 import { ErrorNote, Notice, confirmed, useAction } from '../ui';
@@ -114,7 +115,7 @@ function RecordEditor({ base }: { base: string }) {
   );
 }
 
-/** Uploads an NDJSON file to records:import with XMLHttpRequest, for its upload progress. */
+/** Imports an NDJSON file through records:import, showing the upload's progress. */
 function Importer({ base }: { base: string }) {
   const [file, setFile] = useState<File | null>(null);
   const [progress, setProgress] = useState<number | null>(null);
@@ -130,7 +131,7 @@ function Importer({ base }: { base: string }) {
           setError(null);
           setReport(null);
           setProgress(0);
-          send(`${config.api}${base}:import`, file, setProgress)
+          upload(`${config.api}${base}:import`, file, 'application/x-ndjson', setProgress)
             .then(setReport)
             .catch(setError)
             .finally(() => setProgress(null));
@@ -155,28 +156,4 @@ function Importer({ base }: { base: string }) {
       {report ? <pre aria-label="Import report">{JSON.stringify(report, null, 2)}</pre> : null}
     </section>
   );
-}
-
-function send(url: string, file: File, onProgress: (p: number) => void): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const x = new XMLHttpRequest();
-    x.open('POST', url);
-    x.withCredentials = true;
-    x.setRequestHeader('Content-Type', 'application/x-ndjson');
-    x.setRequestHeader('Accept', 'application/json');
-    if (currentCSRF()) x.setRequestHeader('X-CSRF-Token', currentCSRF());
-    x.upload.onprogress = (e) => e.lengthComputable && onProgress(Math.round((e.loaded / e.total) * 100));
-    x.onerror = () => reject(new ApiError(0, 'NETWORK', 'The gateway did not answer (network error).'));
-    x.onload = () => {
-      let body: { message?: string; error?: string } | null = null;
-      try {
-        body = JSON.parse(x.responseText);
-      } catch {
-        /* not JSON */
-      }
-      if (x.status >= 200 && x.status < 300) resolve(body ?? x.responseText);
-      else reject(new ApiError(x.status, body?.error ?? '', body?.message ?? `${x.status} ${x.statusText}`));
-    };
-    x.send(file);
-  });
 }
