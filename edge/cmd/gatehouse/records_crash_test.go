@@ -103,7 +103,7 @@ func TestRecordWritesSurviveSIGKILL(t *testing.T) {
 		}(g)
 	}
 	wg.Wait()
-	kill() // in case every writer stopped before killAt (the errors below say why)
+	kill()             // in case every writer stopped before killAt (the errors below say why)
 	p.done <- <-p.done // wait for the exit; leave the result for startProc's cleanup
 	if len(bad) > 0 {
 		t.Errorf("%d writes answered other than 201, first: %v", len(bad), bad[:min(5, len(bad))])

@@ -33,6 +33,8 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 		opts.CacheDir = filepath.Join(d.cfg.Data, "plugin-cache")
 	}
 	opts.Logger = d.log
+	// http_fetch connects under the one egress policy (decisions.md 8.3).
+	opts.AllowAddr = d.egress.Allowed
 	opts.Registerer = d.reg
 	if d.cfg.Plugins.PoolSize > 0 {
 		opts.PoolSize = d.cfg.Plugins.PoolSize

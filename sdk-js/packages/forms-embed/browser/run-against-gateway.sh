@@ -22,7 +22,7 @@ token="forms-browser-admin-$$"
 exec 3< <(node "$here/fake-siteverify.mjs")
 fake=$!
 read -r -t 10 vport <&3 || { echo "forms browser test: fake siteverify did not start" >&2; exit 2; }
-printf '{"admin_token": "%s", "public_url": "http://127.0.0.1:%s", "captcha": {"turnstile": {"verify_url": "http://127.0.0.1:%s/siteverify"}}}\n' \
+printf '{"admin_token": "%s", "public_url": "http://127.0.0.1:%s", "egress": {"allow_private_networks": true}, "captcha": {"turnstile": {"verify_url": "http://127.0.0.1:%s/siteverify"}}}\n' \
   "$token" "$port" "$vport" >"$data/gatehouse.yaml"
 "$bin" serve --config "$data/gatehouse.yaml" --listen "127.0.0.1:$port" --data "$data/data" --tenants "$here/tenants.browser-test.yaml" >"$log" 2>&1 &
 gw=$!
