@@ -44,13 +44,19 @@ func startProc(t *testing.T, args ...string) *proc {
 // GATEHOUSE_LISTEN among them, no --listen flag is given.
 func startProcEnv(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
+	return startBinEnv(t, os.Args[0], env, args...)
+}
+
+// startBinEnv is startProcEnv running the gatehouse binary bin (another release's build).
+func startBinEnv(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
 	listen := []string{"--listen", "127.0.0.1:0"}
 	for _, e := range env {
 		if strings.HasPrefix(e, "GATEHOUSE_LISTEN=") {
 			listen = nil
 		}
 	}
-	cmd := exec.Command(os.Args[0], append(append([]string{"serve"}, listen...), args...)...)
+	cmd := exec.Command(bin, append(append([]string{"serve"}, listen...), args...)...)
 	cmd.Env = append(append(os.Environ(), "GATEHOUSE_TEST_AS_MAIN=1", "GATEHOUSE_ADMIN_TOKEN=restart-token", "GATEHOUSE_LOG_LEVEL=info"), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

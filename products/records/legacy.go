@@ -1,0 +1,49 @@
+package records
+
+import (
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+)
+
+// LegacyConverters move the collections and document records of tenancy's old layout
+// (tenancy.MigrateLegacy) to this product's keys. A record keeps its createdAt, updatedAt and
+// published, and is written to the store with its indexes and counters as an apply writes it
+// (replacing the copy the old release mirrored into the store). A record whose collection is gone
+// is dropped, as the old release's prune would have.
+func LegacyConverters() map[string]tenancy.LegacyFunc {
+	return map[string]tenancy.LegacyFunc{
+		"collection": func(txn *store.Txn, p []string, v []byte) error {
+			return tenancy.MoveLegacy(txn, collKey(p[0], p[1]), v, &Collection{}) // stored without records
+		},
+		"record": legacyRecord,
+	}
+}
+
+// legacyRecord moves tenancy/record/<project>/<collection>/<id>.
+func legacyRecord(txn *store.Txn, p []string, v []byte) error {
+	project, coll := p[0], p[1]
+	sch, err := schemaIn(txn, project, coll)
+	if err != nil || sch == nil {
+		return err
+	}
+	k := docKey(project, coll, p[2])
+	if ok, err := txn.Has(k); err != nil || ok {
+		return err
+	}
+	var dc docCopy
+	if err := tenancy.MoveLegacy(txn, k, v, &dc); err != nil {
+		return err
+	}
+	if dc.Data == nil {
+		dc.Data = map[string]any{}
+	}
+	created, _ := time.Parse(time.RFC3339Nano, dc.CreatedAt)
+	updated, _ := time.Parse(time.RFC3339Nano, dc.UpdatedAt)
+	tw := newTxWriter(txn)
+	if _, err := tw.put(project, coll, sch, buildRecord(sch, dc.ID, dc.Published, dc.Data, created, updated)); err != nil {
+		return err
+	}
+	return tw.flush()
+}
