@@ -1,6 +1,6 @@
 // Command gatehouse is the single binary of the gateway: `serve` runs it; `apply`, `keys`,
 // `users` and `records` drive a running server through its admin API; `plugins` starts and tries a plugin
-// locally; `version` prints the build.
+// locally; `backup` and `restore` snapshot a node and restore it; `version` prints the build.
 package main
 
 import (
@@ -35,6 +35,8 @@ Usage:
   gatehouse records import FILE --project P --collection C [--server URL] [--token T]
   gatehouse plugins init DIR [--hook HOOK] [--module PATH]
   gatehouse plugins run MODULE --hook HOOK --input FILE [--config k=v]... [--allow-host H]... [--memory-mb N] [--timeout-ms N]
+  gatehouse backup --to FILE [--config FILE] [--data DIR | --server URL [--token T]]
+  gatehouse restore --from FILE --data DIR
   gatehouse version
 
 --server defaults to $GATEHOUSE_SERVER or http://localhost:8787; --token to $GATEHOUSE_ADMIN_TOKEN.
@@ -60,6 +62,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env []str
 		err = usersCmd(ctx, args[1:], os.Stdin, stdout, env)
 	case "plugins":
 		err = pluginsCmd(ctx, args[1:], stdout, stderr)
+	case "backup":
+		err = backupCmd(ctx, args[1:], stdout, env)
+	case "restore":
+		err = restoreCmd(ctx, args[1:], stdout)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "gatehouse", version)
 		return 0

@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/accounts"
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/backup"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
@@ -84,7 +85,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	}
 	access := newAdminAccess(cfg, db, ten)
 	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: prometheus.NewRegistry(),
-		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts}, app.admin...),
+		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts, backup.NewAPI(backupSource(cfg, db), log)}, app.admin...),
 		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten), Ready: app.ready})
 	if err != nil {
 		t.Fatal(err)
@@ -229,6 +230,7 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"POST /apply":   {path: "/apply", body: `{"orgs":[{"slug":"globex"}]}`, want: 403},
 		"POST /keys":    {path: "/keys", body: `{"org":"globex","name":"x","kind":"secret","products":["email"]}`, want: 404},
 		"POST /plugins": {path: "/plugins?project=globex-site&name=x", body: "\x00asm", want: 403},
+		"GET /backup":   {path: "/backup", want: 403},
 
 		"GET /orgs/:org/keys":                            {path: "/orgs/globex/keys", want: 404},
 		"GET /orgs/:org/projects":                        {path: "/orgs/globex/projects", want: 404},

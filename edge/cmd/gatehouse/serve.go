@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/backup"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
@@ -38,19 +39,8 @@ func loadConfig(args []string, env []string, stdout, stderr io.Writer) (config.C
 	if err := fs.Parse(args); err != nil {
 		return config.Config{}, "", err
 	}
-	cfg := config.Default()
-	file := *cfgFile
-	if file == "" {
-		if _, err := os.Stat("configs/gatehouse.yaml"); err == nil {
-			file = "configs/gatehouse.yaml"
-		}
-	}
-	if file != "" {
-		if err := cfg.LoadFile(file); err != nil {
-			return cfg, "", err
-		}
-	}
-	if err := cfg.LoadEnv(env); err != nil {
+	cfg, err := layerConfig(*cfgFile, env)
+	if err != nil {
 		return cfg, "", err
 	}
 	if *data != "" {
@@ -60,6 +50,23 @@ func loadConfig(args []string, env []string, stdout, stderr io.Writer) (config.C
 		cfg.Listen = *listen
 	}
 	return cfg, *tenants, cfg.Validate()
+}
+
+// layerConfig reads the defaults, the config file (file, or configs/gatehouse.yaml when
+// present) and the GATEHOUSE_* variables; the caller applies its flags and validates.
+func layerConfig(file string, env []string) (config.Config, error) {
+	cfg := config.Default()
+	if file == "" {
+		if _, err := os.Stat("configs/gatehouse.yaml"); err == nil {
+			file = "configs/gatehouse.yaml"
+		}
+	}
+	if file != "" {
+		if err := cfg.LoadFile(file); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, cfg.LoadEnv(env)
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
@@ -160,7 +167,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	access := newAdminAccess(cfg, db, ten)
 	srv, err := edge.New(edge.Options{
 		Config: cfg, Logger: log, Registry: reg,
-		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts}, app.admin...),
+		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts, backup.NewAPI(backupSource(cfg, db), log)}, app.admin...),
 		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten),
 		Ready: app.ready,
 	})
