@@ -1,9 +1,13 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/backup"
 )
 
 // runMain runs the test binary as gatehouse with args (another process, like an operator's
@@ -93,7 +99,7 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 
 	// A writer keeps writing while the backup runs (its writes may or may not be in it).
 	during := &crashRun{t: t, client: client}
-	stop := make(chan struct{})
+	stop, underway := make(chan struct{}), make(chan struct{})
 	var written atomic.Int64
 	wg.Add(1)
 	go func() {
@@ -104,14 +110,12 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 				return
 			default:
 			}
-			if during.op(p.url, i) {
-				written.Add(1)
+			if during.op(p.url, i) && written.Add(1) == 8 {
+				close(underway)
 			}
 		}
 	}()
-	for written.Load() < 8 { // the writer is under way before the backup starts
-		time.Sleep(5 * time.Millisecond)
-	}
+	<-underway // the writer is under way before the backup starts
 	archive := filepath.Join(work, "node.tar.gz")
 	// An offline backup of a running node's folder fails (badger's lock) and says what to do.
 	code, _, stderr := runMain(t, nil, "backup", "--to", archive, "--data", data, "--config", cfg)
@@ -184,5 +188,40 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 	}
 	if code, stdout, stderr := runMain(t, nil, "restore", "--from", offline, "--data", filepath.Join(work, "offline")); code != 0 {
 		t.Fatalf("restore of the offline backup: exit %d: %s %s", code, stdout, stderr)
+	}
+}
+
+// An archive cut short (a node that stopped streaming) is refused and leaves no file; usage
+// errors exit 1.
+func TestBackupRefusesIncompleteArchive(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "b.tar.gz")
+	var full bytes.Buffer
+	zw := gzip.NewWriter(&full)
+	tw := tar.NewWriter(zw)
+	m := `{"format":1,"backend":"badger"}`
+	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "manifest.json", Size: int64(len(m)), Mode: 0o600})
+	_, _ = tw.Write([]byte(m))
+	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "db.badger", Size: 4096, Mode: 0o600})
+	_, _ = tw.Write(make([]byte, 4096))
+	_ = tw.Close()
+	_ = zw.Close()
+	cut := full.Bytes()[:full.Len()/2]
+	_, err := writeVerified(path, func(w io.Writer) error { _, err := w.Write(cut); return err })
+	if !errors.Is(err, backup.ErrInvalid) {
+		t.Errorf("writeVerified(a truncated archive) = %v, want ErrInvalid", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused archive left %v", entries)
+	}
+	if _, err := writeVerified(path, func(w io.Writer) error { _, err := w.Write(full.Bytes()); return err }); err != nil {
+		t.Errorf("writeVerified(a complete archive) = %v", err)
+	}
+	for _, args := range [][]string{{"backup"}, {"backup", "--to", path, "--server", "http://x", "--data", dir}, {"restore", "--from", path}} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), args, &out, &errOut, nil); code != 1 {
+			t.Errorf("gatehouse %s: exit %d, want 1 (stderr %q)", strings.Join(args, " "), code, errOut.String())
+		}
 	}
 }
