@@ -1,6 +1,7 @@
 package records
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -33,11 +34,18 @@ func legacyRecord(txn *store.Txn, p []string, v []byte) error {
 		return err
 	}
 	var dc docCopy
-	if err := tenancy.MoveLegacy(txn, k, v, &dc); err != nil {
+	if err := json.Unmarshal(v, &dc); err != nil {
 		return err
 	}
 	if dc.Data == nil {
-		dc.Data = map[string]any{}
+		dc.Data = map[string]any{} // as the apply stores it
+	}
+	raw, err := json.Marshal(dc)
+	if err != nil {
+		return err
+	}
+	if err := txn.Set(k, raw); err != nil {
+		return err
 	}
 	created, _ := time.Parse(time.RFC3339Nano, dc.CreatedAt)
 	updated, _ := time.Parse(time.RFC3339Nano, dc.UpdatedAt)

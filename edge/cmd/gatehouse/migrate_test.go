@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
 // legacyRelease is the last release that kept the products' sections of the tenants document
@@ -66,6 +71,20 @@ const legacyPlugins = `        plugins:
           - {name: spam, module: guard, hooks: [forms.submit], config: {blockedWords: casino}}
 `
 
+// legacyReads are the public reads (path -> key) compared across the upgrade.
+var legacyReads = map[string]string{
+	"/records/projects/demo/collections/posts/records?limit=50&sort=createdAt":          "pk_live_demo_web",
+	"/records/projects/demo/collections/posts/records?q=hello":                          "pk_live_demo_web",
+	"/records/projects/demo/collections/posts/records?filter[category]=guides&limit=50": "pk_live_demo_web",
+	"/records/projects/demo/collections/posts/records/post-2?populate=author":           "pk_live_demo_web",
+	"/records/projects/demo/collections/posts/aggregate?count=true&groupBy=category":    "pk_live_demo_web",
+	"/records/projects/demo/collections/posts":                                          "pk_live_demo_web",
+	"/records/projects/demo/collections/posts/records/post-1":                           "pk_live_demo_web",
+	"/records/projects/demo/collections/authors/records":                                "pk_live_demo_web",
+	"/forms/forms/contact": "pk_live_demo_web",
+	"/membership/config":   "pk_live_demo_web",
+}
+
 // An upgrade from a data folder of the release before products owned their sections loses
 // nothing: started without --tenants, the new binary serves the old folder's forms, templates,
 // sender defaults, captcha keys, suppressions (with their source, reason and time), connections,
@@ -97,18 +116,8 @@ func TestUpgradeFromLegacyLayout(t *testing.T) {
 	if code, body := old.admin(t, "POST", "/apply", demo+legacyOrg+legacyPlugins); code != 200 {
 		t.Fatalf("old apply with plugins = %d %s", code, body)
 	}
-	reads := map[string]string{ // path -> key of the public reads compared across the upgrade
-		"/records/projects/demo/collections/posts/records?limit=50&sort=createdAt":          "pk_live_demo_web",
-		"/records/projects/demo/collections/posts/records?q=hello":                          "pk_live_demo_web",
-		"/records/projects/demo/collections/posts/records?filter[category]=guides&limit=50": "pk_live_demo_web",
-		"/records/projects/demo/collections/posts/records/post-2?populate=author":           "pk_live_demo_web",
-		"/records/projects/demo/collections/posts/aggregate?count=true&groupBy=category":    "pk_live_demo_web",
-		"/records/projects/demo/collections/authors/records":                                "pk_live_demo_web",
-		"/forms/forms/contact": "pk_live_demo_web",
-		"/membership/config":   "pk_live_demo_web",
-	}
 	before := map[string]any{}
-	for path, key := range reads {
+	for path, key := range legacyReads {
 		code, body := do(t, "GET", old.url+path, key, "")
 		if code != 200 {
 			t.Fatalf("old GET %s = %d %s", path, code, body)
@@ -122,12 +131,76 @@ func TestUpgradeFromLegacyLayout(t *testing.T) {
 	_, oldSupp := old.admin(t, "GET", "/orgs/acme/suppressions", "")
 	old.stop(t)
 
-	// The new release on the same folder, without the document.
+	// A copy of the folder without what the old release mirrored into the records product (its
+	// records, indexes, counters and title index): the move alone must rebuild them.
+	bare := t.TempDir()
+	if err := os.CopyFS(bare, os.DirFS(data)); err != nil {
+		t.Fatal(err)
+	}
+	dropRecordsMirror(t, bare)
+
+	t.Run("bare", func(t *testing.T) { checkUpgraded(t, bare, before, oldSupp) })
+	checkUpgraded(t, data, before, oldSupp)
+
+	// A second start finds nothing left to move, and the document re-applied changes nothing.
+	p2 := startProc(t, "--data", data)
+	if strings.Contains(p2.stderr.String(), "moved the tenants data") {
+		t.Errorf("second start moved data again: %s", p2.stderr)
+	}
+	code, body := p2.admin(t, "POST", "/apply", demo+legacyOrg+legacyPlugins)
+	var rep struct{ Changed bool }
+	if code != 200 || json.Unmarshal(body, &rep) != nil || rep.Changed {
+		t.Errorf("re-apply after the upgrade = %d %s, want no change", code, body)
+	}
+	if code, body := do(t, "GET", p2.url+"/records/projects/demo/collections/posts/records?q=hello", "pk_live_demo_web", ""); code != 200 || !strings.Contains(body, "post-1") {
+		t.Errorf("q after restart = %d %s", code, body)
+	}
+	p2.stop(t)
+}
+
+// dropRecordsMirror deletes the records product's data from the folder (as if the old release
+// had crashed before mirroring the document's records).
+func dropRecordsMirror(t *testing.T, data string) {
+	t.Helper()
+	db, err := store.Open(store.Options{Dir: filepath.Join(data, "db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys [][]byte
+	err = db.View(context.Background(), func(txn *store.Txn) error {
+		return txn.Iterate(store.IterOptions{Prefix: store.Prefix("records"), KeysOnly: true}, func(k, _ []byte) (bool, error) {
+			keys = append(keys, bytes.Clone(k))
+			return true, nil
+		})
+	})
+	if err == nil && len(keys) == 0 {
+		err = errors.New("the old release mirrored no records")
+	}
+	if err == nil {
+		err = db.Update(context.Background(), func(txn *store.Txn) error {
+			for _, k := range keys {
+				if err := txn.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err = errors.Join(err, db.Close(), os.RemoveAll(filepath.Join(data, "title.bleve"))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkUpgraded starts the new release on data without the document and checks that it serves
+// what the old release did (before: the old public reads; oldSupp: its suppression list), then
+// stops it.
+func checkUpgraded(t *testing.T, data string, before map[string]any, oldSupp []byte) {
+	t.Helper()
 	p := startProc(t, "--data", data)
 	if !strings.Contains(p.stderr.String(), "moved the tenants data of an older release") {
 		t.Errorf("no migration logged: %s", p.stderr)
 	}
-	for path, key := range reads {
+	for path, key := range legacyReads {
 		code, body := do(t, "GET", p.url+path, key, "")
 		var v any
 		if code != 200 || json.Unmarshal([]byte(body), &v) != nil {
@@ -137,6 +210,16 @@ func TestUpgradeFromLegacyLayout(t *testing.T) {
 		if !reflect.DeepEqual(v, before[path]) {
 			t.Errorf("GET %s after the upgrade = %s, want what the old release answered: %v", path, body, before[path])
 		}
+	}
+	// An unpublished document record kept its state (absent from the lists above) and its time.
+	if code, body := p.admin(t, "POST", "/projects/demo/collections/posts/records/post-18/publish", ""); code != 200 {
+		t.Errorf("publish post-18 after the upgrade = %d %s", code, body)
+	}
+	var draft struct{ ID, CreatedAt string }
+	if code, body := do(t, "GET", p.url+"/records/projects/demo/collections/posts/records/post-18", "pk_live_demo_web", ""); code != 200 ||
+		json.Unmarshal([]byte(body), &draft) != nil || draft.CreatedAt == "" ||
+		draft.CreatedAt != before["/records/projects/demo/collections/posts/records/post-1"].(map[string]any)["createdAt"] {
+		t.Errorf("post-18 once published = %d %s, want the createdAt of the old release's apply (%v)", code, body, before["/records/projects/demo/collections/posts/records/post-1"])
 	}
 	if code, body := p.admin(t, "GET", "/orgs/acme/suppressions", ""); code != 200 || !jsonEqual(body, oldSupp) ||
 		!strings.Contains(string(body), `"source":"admin"`) || !strings.Contains(string(body), "manual block") || !strings.Contains(string(body), `"source":"tenants"`) {
@@ -172,21 +255,6 @@ func TestUpgradeFromLegacyLayout(t *testing.T) {
 		t.Errorf("messages = %d %s, want the legacy project's reply-to default", code, m)
 	}
 	p.stop(t)
-
-	// A second start finds nothing left to move, and the document re-applied changes nothing.
-	p2 := startProc(t, "--data", data)
-	if strings.Contains(p2.stderr.String(), "moved the tenants data") {
-		t.Errorf("second start moved data again: %s", p2.stderr)
-	}
-	code, body := p2.admin(t, "POST", "/apply", demo+legacyOrg+legacyPlugins)
-	var rep struct{ Changed bool }
-	if code != 200 || json.Unmarshal(body, &rep) != nil || rep.Changed {
-		t.Errorf("re-apply after the upgrade = %d %s, want no change", code, body)
-	}
-	if code, body := do(t, "GET", p2.url+"/records/projects/demo/collections/posts/records?q=hello", "pk_live_demo_web", ""); code != 200 || !strings.Contains(body, "post-1") {
-		t.Errorf("q after restart = %d %s", code, body)
-	}
-	p2.stop(t)
 }
 
 // jsonEqual reports whether a and b hold the same JSON value.
