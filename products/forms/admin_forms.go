@@ -4,10 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/utils"
-
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -27,13 +23,4 @@ func (s *Service) Forms(ctx context.Context, project string) ([]Form, error) {
 		})
 	})
 	return out, err
-}
-
-// forms answers GET /admin/v1/projects/{project}/forms: the dashboard's form picker, one page.
-func (p *Product) forms(c *fiber.Ctx) error {
-	list, err := p.svc.Forms(c.UserContext(), utils.CopyString(c.Params("project")))
-	if err != nil {
-		return err
-	}
-	return c.JSON(httpx.NewList(list, ""))
 }

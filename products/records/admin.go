@@ -4,10 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/utils"
-
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -91,35 +87,4 @@ func (s *Service) AdminList(ctx context.Context, q AdminQuery) (Page, error) {
 		})
 	})
 	return page, err
-}
-
-// collections answers the dashboard's collection picker.
-func (p *Product) collections(c *fiber.Ctx) error {
-	t, err := p.scope(c)
-	if err != nil {
-		return err
-	}
-	items, err := p.svc.Collections(c.UserContext(), t.project)
-	if err != nil {
-		return err
-	}
-	return httpx.WriteRawList(c, items, "")
-}
-
-// adminList answers the dashboard's record list (unpublished records included).
-func (p *Product) adminList(c *fiber.Ctx) error {
-	t, err := p.scope(c)
-	if err != nil {
-		return err
-	}
-	limit, err := httpx.QueryInt(c, "limit", 25, 1, 100)
-	if err != nil {
-		return err
-	}
-	page, err := p.svc.AdminList(c.UserContext(), AdminQuery{Project: t.project, Collection: t.collection,
-		Filters: filters(c), Limit: limit, Cursor: utils.CopyString(c.Query("cursor"))})
-	if err != nil {
-		return err
-	}
-	return httpx.WriteRawList(c, page.Items, page.Next)
 }
