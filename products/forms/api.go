@@ -51,8 +51,9 @@ func (p *Product) Mount(r fiber.Router) {
 	p.auth.Handle(r, http.MethodPost, "/forms/:slug/submit", Rule, p.submit)
 }
 
-// MountAdmin registers the inbox routes under /admin/v1.
+// MountAdmin registers the form definitions list and the inbox routes under /admin/v1.
 func (p *Product) MountAdmin(r fiber.Router) {
+	r.Get("/projects/:project/forms", p.forms)
 	r.Get("/projects/:project/forms/:slug/submissions", p.inbox)
 	r.Get("/projects/:project/forms/:slug/submissions/:id", p.submission)
 	r.Get("/projects/:project/forms/:slug/submissions/:id/files/:n", p.file)

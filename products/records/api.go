@@ -36,8 +36,11 @@ func (p *Product) Mount(r fiber.Router) {
 	p.auth.Handle(r, http.MethodGet, collPath+"/aggregate", rule, p.aggregate)
 }
 
-// MountAdmin registers the record writes of decisions.md section 4.
+// MountAdmin registers the record writes of decisions.md section 4 and the dashboard's reads:
+// the project's collections and every record of one, unpublished ones included.
 func (p *Product) MountAdmin(r fiber.Router) {
+	r.Get("/projects/:project/collections", p.collections)
+	r.Get(collPath+"/records", p.adminList)
 	r.Post(collPath+"/records\\:import", p.importRecords)
 	r.Post(collPath+"/records", p.put)
 	r.Put(collPath+"/records/:id", p.put)

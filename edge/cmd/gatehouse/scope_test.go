@@ -262,11 +262,14 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"PATCH /assets/:id":  {path: "/assets/" + f.asset, body: `{"alt":"pwned"}`, want: 404},
 		"DELETE /assets/:id": {path: "/assets/" + f.asset, want: 404},
 
+		"GET /projects/:project/forms":                                {path: "/projects/globex-site/forms", want: 404},
 		"GET /projects/:project/forms/:slug/submissions":              {path: sub, want: 404},
 		"GET /projects/:project/forms/:slug/submissions/:id":          {path: sub + "/" + f.submission, want: 404},
 		"GET /projects/:project/forms/:slug/submissions/:id/files/:n": {path: sub + "/" + f.submission + "/files/0", want: 404},
 		"DELETE /projects/:project/forms/:slug/submissions/:id":       {path: sub + "/" + f.submission, want: 404},
 
+		"GET /projects/:project/collections":                                    {path: "/projects/globex-site/collections", want: 404},
+		"GET /projects/:project/collections/:collection/records":                {path: rec, want: 404},
 		"POST /projects/:project/collections/:collection/records\\:import":      {path: rec + ":import", body: `{"id":"g-2","data":{"title":"x"}}`, want: 404},
 		"POST /projects/:project/collections/:collection/records":               {path: rec, body: `{"id":"g-1","data":{"title":"x"}}`, want: 404},
 		"PUT /projects/:project/collections/:collection/records/:id":            {path: rec + "/g-1", body: `{"data":{"title":"x"}}`, want: 404},

@@ -1,11 +1,18 @@
-// Forms: the inbox of one form, newest first (time, IP, user agent, data, file links), CSV
-// export and deletion. The admin API has no list of a project's form definitions yet, so the
-// form is named by its slug (kept in the URL).
-import { useState } from 'react';
-import { api, ApiError, config, seg } from '../api';
+// Forms: the project's form definitions to pick from, then the inbox of one form, newest first
+// (time, IP, user agent, data, file links), CSV export and deletion. The chosen form's slug is
+// kept in the URL.
+import { api, ApiError, config, seg, type Page } from '../api';
 import { setQuery, useRoute } from '../router';
 import { NeedProject, type Scope } from '../scope';
-import { ErrorNote, ListState, Pager, Time, confirmed, useAction, usePaged } from '../ui';
+import { ErrorNote, ListState, Pager, Time, confirmed, useAction, useLoad, usePaged } from '../ui';
+
+interface FormDef {
+  slug: string;
+  title?: string;
+  published: boolean;
+  visibility?: string;
+  fields: { name: string; type: string }[];
+}
 
 interface FileRef {
   field: string;
@@ -28,26 +35,31 @@ interface Submission {
 export function FormsPage({ scope }: { scope: Scope }) {
   const route = useRoute();
   const form = route.query.get('form') ?? '';
-  const [slug, setSlug] = useState(form);
+  const defs = useLoad<Page<FormDef>>(scope.project ? `/projects/${seg(scope.project)}/forms` : null);
+  const chosen = defs.data?.items.find((d) => d.slug === form);
   return (
     <>
       <h1>Forms</h1>
       <NeedProject scope={scope} />
-      <form
-        className="row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setQuery({ form: slug.trim() || undefined });
-        }}
-      >
+      <ErrorNote error={defs.error} />
+      {scope.project ? (
         <label>
-          Form slug
-          <input value={slug} onChange={(e) => setSlug(e.target.value)} placeholder="contact" required />
+          Form{' '}
+          <select value={form} onChange={(e) => setQuery({ form: e.target.value || undefined })}>
+            <option value="">Choose a form</option>
+            {(defs.data?.items ?? []).map((d) => (
+              <option key={d.slug} value={d.slug}>
+                {`${d.title ? `${d.title} (${d.slug})` : d.slug}${d.published ? '' : ' [draft]'}`}
+              </option>
+            ))}
+          </select>
         </label>
-        <button type="submit" className="primary">
-          Open inbox
-        </button>
-      </form>
+      ) : null}
+      {chosen ? (
+        <p className="muted">
+          {chosen.published ? 'Published' : 'Not published'}, {chosen.visibility || 'public'}; fields: {chosen.fields.map((f) => `${f.name} (${f.type})`).join(', ')}
+        </p>
+      ) : null}
       {scope.project && form ? <Inbox key={`${scope.project}/${form}`} project={scope.project} form={form} /> : null}
     </>
   );

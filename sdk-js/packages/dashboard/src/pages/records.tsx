@@ -1,65 +1,154 @@
-// Records: write a collection's records through the admin API (create or replace, publish,
-// unpublish, delete) and import NDJSON with upload progress. The admin API has no read route
-// for records yet (drafts included), so this page does not list them.
+// Records: a project's collections, every record of one (drafts included, with a published
+// badge, filters of the public list's syntax) with publish/unpublish/edit/delete, a record editor
+// (create or replace) and NDJSON import with upload progress.
 import { useState } from 'react';
-import { api, config, seg } from '../api';
+import { api, config, qs, seg, type Page } from '../api';
 import { upload } from '../upload';
 import { setQuery, useRoute } from '../router';
 import { NeedProject, type Scope } from '../scope';
-import { ErrorNote, Notice, confirmed, useAction } from '../ui';
+import { ErrorNote, ListState, Notice, Pager, confirmed, useAction, useLoad, usePaged } from '../ui';
+
+interface Collection {
+  name: string;
+  public: boolean;
+  fields: { name: string; type: string; private?: boolean }[];
+}
+
+/** A record in the admin view: its data fields at the top level, with "published". */
+type AdminRecord = { id: string; published: boolean; createdAt?: string; updatedAt?: string } & Record<string, unknown>;
+
+const meta = new Set(['id', 'published', 'createdAt', 'updatedAt']);
+
+/** The data of an admin record (what a write sends back). */
+function dataOf(r: AdminRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(r)) if (!meta.has(k)) out[k] = v;
+  return out;
+}
 
 export function RecordsPage({ scope }: { scope: Scope }) {
   const route = useRoute();
   const coll = route.query.get('collection') ?? '';
-  const [name, setName] = useState(coll);
+  const filter = route.query.get('filter') ?? '';
+  const colls = useLoad<Page<Collection>>(scope.project ? `/projects/${seg(scope.project)}/collections` : null);
+  const [editing, setEditing] = useState<{ rec: AdminRecord | null; n: number }>({ rec: null, n: 0 });
+  const [tick, setTick] = useState(0);
+  const base = scope.project && coll ? `/projects/${seg(scope.project)}/collections/${seg(coll)}/records` : '';
   return (
     <>
       <h1>Records</h1>
       <NeedProject scope={scope} />
-      <form
-        className="row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setQuery({ collection: name.trim() || undefined });
-        }}
-      >
+      <ErrorNote error={colls.error} />
+      {scope.project ? (
         <label>
-          Collection
-          <input value={name} onChange={(e) => setName(e.target.value)} required />
+          Collection{' '}
+          <select value={coll} onChange={(e) => setQuery({ collection: e.target.value || undefined, filter: undefined })}>
+            <option value="">Choose a collection</option>
+            {(colls.data?.items ?? []).map((c) => (
+              <option key={c.name} value={c.name}>
+                {`${c.name} (${c.fields.length} fields${c.public ? ', public' : ''})`}
+              </option>
+            ))}
+          </select>
         </label>
-        <button type="submit" className="primary">
-          Open collection
-        </button>
-      </form>
-      <p className="muted">Listing and filtering records (drafts included) needs an admin read route the gateway does not have yet; writes work.</p>
-      {scope.project && coll ? (
+      ) : null}
+      {base ? (
         <>
-          <RecordEditor key={`e/${scope.project}/${coll}`} base={`/projects/${seg(scope.project)}/collections/${seg(coll)}/records`} />
-          <Importer key={`i/${scope.project}/${coll}`} base={`/projects/${seg(scope.project)}/collections/${seg(coll)}/records`} />
+          <RecordList key={`l/${base}/${tick}`} base={base} filter={filter} onEdit={(rec) => setEditing((e) => ({ rec, n: e.n + 1 }))} />
+          <RecordEditor key={`e/${base}/${editing.n}`} base={base} initial={editing.rec} onSaved={() => setTick((t) => t + 1)} />
+          <Importer key={`i/${base}`} base={base} />
         </>
       ) : null}
     </>
   );
 }
 
-function RecordEditor({ base }: { base: string }) {
-  const [id, setId] = useState('');
-  const [published, setPublished] = useState(true);
-  const [data, setData] = useState('{\n  "title": ""\n}');
+/** Every record of a collection, drafts included, page by page. */
+function RecordList({ base, filter, onEdit }: { base: string; filter: string; onEdit: (r: AdminRecord) => void }) {
+  const [f, setF] = useState(filter);
+  const list = usePaged<AdminRecord>(`${base}${qs({ limit: 25, filter })}`);
+  const act = useAction();
+  const run = (fn: () => Promise<unknown>) => act.run(fn).then((r) => r !== undefined && list.reload());
+  return (
+    <section aria-labelledby="rec-list">
+      <h2 id="rec-list">Records (published and drafts)</h2>
+      <form
+        className="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setQuery({ filter: f.trim() || undefined });
+        }}
+      >
+        <label>
+          Filter <input value={f} onChange={(e) => setF(e.target.value)} placeholder="views:gte:10" />
+        </label>
+        <button type="submit">Apply filter</button>
+        <button type="button" onClick={list.reload}>
+          Refresh
+        </button>
+      </form>
+      <ErrorNote error={act.error} />
+      <ListState p={list} empty="No records." />
+      {list.items.length ? (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Id</th>
+              <th scope="col">State</th>
+              <th scope="col">Data</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((r) => {
+              const at = `${base}/${seg(r.id)}`;
+              return (
+                <tr key={r.id}>
+                  <td className="mono">{r.id}</td>
+                  <td>{r.published ? <span className="badge ok">published</span> : <span className="badge warn">draft</span>}</td>
+                  <td>
+                    <code className="mono">{JSON.stringify(dataOf(r))}</code>
+                  </td>
+                  <td>
+                    <div className="row">
+                      {r.published ? (
+                        <button type="button" disabled={act.busy} onClick={() => run(() => api(`${at}/unpublish`, { method: 'POST' }))} aria-label={`Unpublish ${r.id}`}>
+                          Unpublish
+                        </button>
+                      ) : (
+                        <button type="button" disabled={act.busy} onClick={() => run(() => api(`${at}/publish`, { method: 'POST' }))} aria-label={`Publish ${r.id}`}>
+                          Publish
+                        </button>
+                      )}
+                      <button type="button" onClick={() => onEdit(r)} aria-label={`Edit ${r.id}`}>
+                        Edit
+                      </button>
+                      <button type="button" className="danger" disabled={act.busy} aria-label={`Delete ${r.id}`} onClick={() => confirmed(`Delete record ${r.id}?`) && run(() => api(at, { method: 'DELETE' }))}>
+                        Delete
+                      </button>
+                    </div>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      ) : null}
+      <Pager p={list} label="Records" />
+    </section>
+  );
+}
+
+function RecordEditor({ base, initial, onSaved }: { base: string; initial: AdminRecord | null; onSaved: () => void }) {
+  const [id, setId] = useState(initial?.id ?? '');
+  const [published, setPublished] = useState(initial?.published ?? true);
+  const [data, setData] = useState(initial ? JSON.stringify(dataOf(initial), null, 2) : '{\n  "title": ""\n}');
   const [result, setResult] = useState<unknown>(null);
   const [note, setNote] = useState('');
   const act = useAction();
-  const byId = (what: string, fn: () => Promise<unknown>) => {
-    if (!id) {
-      act.setError(new Error('Give the record id first.'));
-      return;
-    }
-    setNote('');
-    act.run(fn).then((r) => r !== undefined && setNote(`${what}: ${id}`));
-  };
   return (
     <section className="card" aria-labelledby="rec-edit">
-      <h2 id="rec-edit">Create or replace a record</h2>
+      <h2 id="rec-edit">{initial ? `Edit record ${initial.id}` : 'Create or replace a record'}</h2>
       <form
         onSubmit={async (e) => {
           e.preventDefault();
@@ -78,6 +167,7 @@ function RecordEditor({ base }: { base: string }) {
             const rid = (r as { id?: string })?.id;
             if (rid) setId(rid);
             setNote('Record saved.');
+            onSaved();
           }
         }}
       >
@@ -96,15 +186,6 @@ function RecordEditor({ base }: { base: string }) {
         <div className="row">
           <button type="submit" className="primary" disabled={act.busy}>
             Save record
-          </button>
-          <button type="button" disabled={act.busy} onClick={() => byId('Published', () => api(`${base}/${seg(id)}/publish`, { method: 'POST' }))}>
-            Publish
-          </button>
-          <button type="button" disabled={act.busy} onClick={() => byId('Unpublished', () => api(`${base}/${seg(id)}/unpublish`, { method: 'POST' }))}>
-            Unpublish
-          </button>
-          <button type="button" className="danger" disabled={act.busy} onClick={() => confirmed(`Delete record ${id}?`) && byId('Deleted', () => api(`${base}/${seg(id)}`, { method: 'DELETE' }))}>
-            Delete record
           </button>
         </div>
       </form>
