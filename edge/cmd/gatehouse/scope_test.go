@@ -277,6 +277,7 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"POST /projects/:project/collections/:collection/records/:id/publish":   {path: rec + "/g-1/publish", want: 404},
 		"POST /projects/:project/collections/:collection/records/:id/unpublish": {path: rec + "/g-1/unpublish", want: 404},
 
+		"GET /projects/:project/connections":        {path: "/projects/globex-site/connections", want: 404},
 		"GET /projects/:project/plugins":            {path: "/projects/globex-site/plugins", want: 404},
 		"GET /projects/:project/plugins/:name/logs": {path: "/projects/globex-site/plugins/x/logs", want: 404},
 
