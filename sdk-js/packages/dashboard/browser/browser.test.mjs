@@ -15,7 +15,8 @@
 // record list shows a draft with its badge; a record is saved unpublished, published from the
 // list and read through the public records API; an NDJSON
 // import reports; the forms page picks a form from the definitions; the membership page lists
-// the connections with the active one and no secret; a module that is not Wasm shows the API's message; every page opens without a
+// the connections with the active one and no secret; the webhooks page lists the webhooks
+// without secrets and opens one's deliveries; a module that is not Wasm shows the API's message; every page opens without a
 // script error (desktop and a phone-sized viewport); sign-out ends the session; an owner of
 // other-org sees none of dash-ui (pages and the admin API with its session). Screenshots of
 // each page land in GATEHOUSE_DASH_OUTPUT.
@@ -331,6 +332,16 @@ if (!accounts) {
     const html = await page.content();
     assert(!html.includes('sk_test_dash_never_shown'), 'the identity provider secret reached the page');
     await shot('membership');
+  });
+
+  await check('webhooks: the webhooks are listed without their secret; one is picked for its deliveries', async () => {
+    await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+    const row = page.getByRole('table', { name: 'Webhooks' }).getByRole('row', { name: /main/ });
+    await row.getByText('https://hooks.dash-ui.test/in').waitFor();
+    assert(!(await page.content()).includes('whsec_'), 'a webhook secret reached the page');
+    await row.getByRole('button', { name: 'Deliveries of main' }).click();
+    await page.getByRole('heading', { name: 'Deliveries of main' }).waitFor();
+    await shot('webhooks');
   });
 
   await check('every page opens without a script error (screenshots)', async () => {
