@@ -27,9 +27,10 @@ type API struct {
 // NewAPI returns the admin routes over s; cursors signs the log's pagination cursors.
 func NewAPI(s *Service, cursors *cursor.Cursors) *API { return &API{s: s, cursors: cursors} }
 
-// MountAdmin registers GET /projects/{project}/webhooks/{name}/deliveries and
-// POST /projects/{project}/webhooks/{name}/test.
+// MountAdmin registers GET /projects/{project}/webhooks (api_list.go),
+// GET /projects/{project}/webhooks/{name}/deliveries and POST /projects/{project}/webhooks/{name}/test.
 func (a *API) MountAdmin(r fiber.Router) {
+	r.Get("/projects/:project/webhooks", a.list)
 	r.Get("/projects/:project/webhooks/:name/deliveries", a.deliveries)
 	r.Post("/projects/:project/webhooks/:name/test", a.test)
 }

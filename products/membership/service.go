@@ -39,6 +39,7 @@ type Options struct {
 // generation-guarded, dropped by connection and project changes).
 type Service struct {
 	src   Source
+	db    *store.DB // the admin list's store; nil when only a Source was given
 	cache *tenancy.Cache[entry]
 }
 
@@ -53,7 +54,7 @@ func NewService(o Options) (*Service, error) {
 	if o.CacheSize <= 0 {
 		o.CacheSize = DefaultCacheSize
 	}
-	return &Service{src: o.Source, cache: tenancy.NewCache[entry](o.CacheSize, "connection", "project")}, nil
+	return &Service{src: o.Source, db: o.DB, cache: tenancy.NewCache[entry](o.CacheSize, "connection", "project")}, nil
 }
 
 // Sections implements tenancy.Owner: the membership key of every project.

@@ -277,9 +277,11 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"POST /projects/:project/collections/:collection/records/:id/publish":   {path: rec + "/g-1/publish", want: 404},
 		"POST /projects/:project/collections/:collection/records/:id/unpublish": {path: rec + "/g-1/unpublish", want: 404},
 
+		"GET /projects/:project/connections":        {path: "/projects/globex-site/connections", want: 404},
 		"GET /projects/:project/plugins":            {path: "/projects/globex-site/plugins", want: 404},
 		"GET /projects/:project/plugins/:name/logs": {path: "/projects/globex-site/plugins/x/logs", want: 404},
 
+		"GET /projects/:project/webhooks":                  {path: "/projects/globex-site/webhooks", want: 404},
 		"GET /projects/:project/webhooks/:name/deliveries": {path: "/projects/globex-site/webhooks/x/deliveries", want: 404},
 		"POST /projects/:project/webhooks/:name/test":      {path: "/projects/globex-site/webhooks/x/test", want: 404},
 	}

@@ -14,7 +14,9 @@
 // with its thumbnail, its alt text and tags are edited, it is deleted (its URL answers 404); a
 // record list shows a draft with its badge; a record is saved unpublished, published from the
 // list and read through the public records API; an NDJSON
-// import reports; a module that is not Wasm shows the API's message; every page opens without a
+// import reports; the forms page picks a form from the definitions; the membership page lists
+// the connections with the active one and no secret; the webhooks page lists the webhooks
+// without secrets and opens one's deliveries; a module that is not Wasm shows the API's message; every page opens without a
 // script error (desktop and a phone-sized viewport); sign-out ends the session; an owner of
 // other-org sees none of dash-ui (pages and the admin API with its session). Screenshots of
 // each page land in GATEHOUSE_DASH_OUTPUT.
@@ -320,6 +322,26 @@ if (!accounts) {
     await alert.waitFor();
     console.log(`     (message shown: ${JSON.stringify((await alert.innerText()).trim())})`);
     await shot('plugins-upload-refused');
+  });
+
+  await check('membership: the connections are listed with the active one, never the secret', async () => {
+    await page.getByRole('link', { name: 'Membership', exact: true }).click();
+    const row = page.getByRole('table', { name: 'Connections' }).getByRole('row', { name: /main/ });
+    await row.getByText('active', { exact: true }).waitFor();
+    await row.getByText('clerk.example.com').waitFor();
+    const html = await page.content();
+    assert(!html.includes('sk_test_dash_never_shown'), 'the identity provider secret reached the page');
+    await shot('membership');
+  });
+
+  await check('webhooks: the webhooks are listed without their secret; one is picked for its deliveries', async () => {
+    await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+    const row = page.getByRole('table', { name: 'Webhooks' }).getByRole('row', { name: /main/ });
+    await row.getByText('https://hooks.dash-ui.test/in').waitFor();
+    assert(!(await page.content()).includes('whsec_'), 'a webhook secret reached the page');
+    await row.getByRole('button', { name: 'Deliveries of main' }).click();
+    await page.getByRole('heading', { name: 'Deliveries of main' }).waitFor();
+    await shot('webhooks');
   });
 
   await check('every page opens without a script error (screenshots)', async () => {

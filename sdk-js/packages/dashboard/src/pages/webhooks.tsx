@@ -1,10 +1,10 @@
-// Webhooks: the deliveries of one of the project's webhooks (named as in the tenants document;
-// the admin API has no list of webhook names), newest first, with a test send.
+// Webhooks: the project's webhooks (name, URL, events; never a secret) to pick from, then the
+// deliveries of the chosen one, newest first, with a test send. The choice is kept in the URL.
 import { useState } from 'react';
-import { api, seg } from '../api';
+import { api, seg, type Page } from '../api';
 import { setQuery, useRoute } from '../router';
 import { NeedProject, type Scope } from '../scope';
-import { ErrorNote, ListState, Notice, Pager, Time, useAction, usePaged } from '../ui';
+import { ErrorNote, ListState, Notice, Pager, Time, useAction, useLoad, usePaged } from '../ui';
 
 interface Delivery {
   id: string;
@@ -16,29 +16,49 @@ interface Delivery {
   body: unknown;
 }
 
+interface Webhook {
+  name: string;
+  url: string;
+  events: string[];
+}
+
 export function WebhooksPage({ scope }: { scope: Scope }) {
   const route = useRoute();
   const hook = route.query.get('webhook') ?? '';
-  const [name, setName] = useState(hook);
+  const hooks = useLoad<Page<Webhook>>(scope.project ? `/projects/${seg(scope.project)}/webhooks` : null);
+  const items = hooks.data?.items ?? [];
   return (
     <>
       <h1>Webhooks</h1>
       <NeedProject scope={scope} />
-      <form
-        className="row"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setQuery({ webhook: name.trim() || undefined });
-        }}
-      >
-        <label>
-          Webhook name
-          <input value={name} onChange={(e) => setName(e.target.value)} required />
-        </label>
-        <button type="submit" className="primary">
-          Show deliveries
-        </button>
-      </form>
+      <ErrorNote error={hooks.error} />
+      {scope.project && hooks.data && !items.length ? <p className="muted">No webhooks in this project (the tenants document's <code>webhooks:</code>).</p> : null}
+      {items.length ? (
+        <table aria-label="Webhooks">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">URL</th>
+              <th scope="col">Events</th>
+              <th scope="col">Deliveries</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((h) => (
+              <tr key={h.name} aria-current={h.name === hook ? 'true' : undefined}>
+                <td>{h.name}</td>
+                <td className="mono">{h.url}</td>
+                <td>{h.events.join(', ')}</td>
+                <td>
+                  <button type="button" onClick={() => setQuery({ webhook: h.name })} aria-label={`Deliveries of ${h.name}`}>
+                    Show deliveries
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
       {scope.project && hook ? <Deliveries key={`${scope.project}/${hook}`} project={scope.project} name={hook} /> : null}
     </>
   );
