@@ -250,7 +250,9 @@ func (w *Worker) run(ctx context.Context, d Delivery) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		w.s.attempt(ctx, d, w.o.BaseBackoff)
+		if w.s.current(ctx, d) {
+			w.s.attempt(ctx, d, w.o.BaseBackoff)
+		}
 		w.mu.Lock()
 		delete(w.inflight, u)
 		delete(w.inflight, group(d))
@@ -261,4 +263,21 @@ func (w *Worker) run(ctx context.Context, d Delivery) {
 		default:
 		}
 	}()
+}
+
+// current reports whether d, as a queue scan read it, is still the delivery's state: pending,
+// with no attempt recorded since. The scan reads a snapshot that may predate the commit of an
+// attempt that ended while it ran (the attempt leaves inflight only after its commit, so a read
+// begun now sees it); such a delivery is not sent again. A delivery that cannot be read is
+// left for the next scan.
+func (s *Service) current(ctx context.Context, d Delivery) bool {
+	var cur Delivery
+	err := s.db.View(ctx, func(txn *store.Txn) error {
+		raw, err := txn.Get(deliveryKey(d.Project, d.Webhook, strings.TrimPrefix(d.ID, "msg_")))
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(raw, &cur)
+	})
+	return err == nil && cur.Status == StatusPending && cur.Attempts == d.Attempts
 }

@@ -177,3 +177,50 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestWebhookEmailFailed: an SMTP server that refuses the sender for good (a 5xx to MAIL from a
+// session that did not authenticate) fails the message: one email.failed event, with the
+// server's answer, and no email.sent.
+func TestWebhookEmailFailed(t *testing.T) {
+	t.Parallel()
+	rcv := newHookReceiver(t)
+	mail := smtptest.StartWith(t, smtptest.Options{Users: map[string]string{"someone": "secret"}})
+	data := t.TempDir()
+	cfg := filepath.Join(data, "empty.yaml")
+	tenants := filepath.Join(data, "tenants.yaml")
+	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tenants, []byte(eventsDoc(rcv.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProcEnv(t, []string{
+		"GATEHOUSE_EGRESS_ALLOW_PRIVATE_NETWORKS=true",
+		"GATEHOUSE_EMAIL_TRANSPORT=smtp", "GATEHOUSE_EMAIL_SMTP_HOST=127.0.0.1",
+		"GATEHOUSE_EMAIL_SMTP_PORT=" + strconv.Itoa(mail.Port), "GATEHOUSE_EMAIL_SMTP_TLS=none",
+		"GATEHOUSE_WEBHOOKS_POLL_INTERVAL=20ms", "GATEHOUSE_WEBHOOKS_BASE_BACKOFF=20ms",
+	}, "--data", data, "--config", cfg, "--tenants", tenants)
+	code, body := do(t, "POST", p.url+"/email/notifications/send", "sk_live_site_events",
+		`{"to":{"email":"ok@example.com"},"subject":"Hello","bodyText":"Hi there"}`)
+	var rc struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &rc); code != 202 || err != nil {
+		t.Fatalf("send: %d %s", code, body)
+	}
+	failed := rcv.waitFor(t, "email.failed", 1)
+	if failed[0].Data["id"] != rc.ID || !strings.Contains(fmt.Sprint(failed[0].Data["detail"]), "MAIL FROM") {
+		t.Errorf("email.failed = %+v, want message %s with the server's answer to MAIL FROM", failed[0].Data, rc.ID)
+	}
+	rcv.mu.Lock()
+	var types []string
+	for _, e := range rcv.events {
+		types = append(types, e.Type)
+	}
+	rcv.mu.Unlock()
+	if strings.Join(types, " ") != "email.failed" {
+		t.Errorf("events = %v, want email.failed only", types)
+	}
+	if mail.Len() != 0 {
+		t.Errorf("the SMTP server took %d messages", mail.Len())
+	}
+	p.stop(t)
+}
