@@ -12,7 +12,7 @@ import (
 type AdminQuery struct {
 	Project, Collection string
 	Filters             []string
-	Limit               int
+	Limit               int // 25 when <= 0
 	Cursor              string
 }
 
@@ -52,6 +52,9 @@ func (s *Service) AdminList(ctx context.Context, q AdminQuery) (Page, error) {
 	scope := "records-admin\x00" + q.Project + "\x00" + q.Collection
 	for _, raw := range q.Filters {
 		scope += "\x00" + raw
+	}
+	if q.Limit <= 0 {
+		q.Limit = 25
 	}
 	prefix := recPrefix(q.Project, q.Collection)
 	var start []byte
