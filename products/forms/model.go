@@ -10,7 +10,8 @@ type Definition struct {
 	Captcha  *CaptchaView   `json:"captcha,omitempty"`
 }
 
-// FieldView is one field of a Definition; required is always present.
+// FieldView is one field of a Definition; required and label are always present. It has the
+// fields of FormField in the same order (compile converts one to the other).
 type FieldView struct {
 	Name        string   `json:"name"`
 	Type        string   `json:"type"`

@@ -166,11 +166,9 @@ func compile(project string, f Form, keys *CaptchaKeys) *compiled {
 		d.Settings = map[string]any{}
 	}
 	for _, fd := range f.Fields {
-		d.Fields = append(d.Fields, FieldView{
-			Name: fd.Name, Type: fd.Type, Label: fd.Label, Required: fd.Required, Placeholder: fd.Placeholder,
-			HelpText: fd.HelpText, MinLength: fd.MinLength, MaxLength: fd.MaxLength, Min: fd.Min, Max: fd.Max,
-			Pattern: fd.Pattern, Options: fd.Options, Accept: fd.Accept, Multiple: fd.Multiple, MaxSizeMB: fd.MaxSizeMB,
-		})
+		// A conversion, not a copy field by field: the two types differ only in their JSON tags,
+		// and the compiler refuses the conversion the day a field is added to one of them only.
+		d.Fields = append(d.Fields, FieldView(fd))
 	}
 	if f.Captcha.Enabled {
 		switch {
