@@ -25,6 +25,9 @@ func TestHelpExitsZero(t *testing.T) {
 		{[]string{"apply", "--help"}, []string{"-f", "GATEHOUSE_SERVER"}},
 		{[]string{"records", "--help"}, []string{"-collection", "GATEHOUSE_SERVER"}},
 		{[]string{"records", "import", "--help"}, []string{"-project", "exits 1 when a line"}},
+		{[]string{"plugins", "--help"}, []string{"plugins run MODULE", "plugins init DIR"}},
+		{[]string{"plugins", "run", "--help"}, []string{"-hook", "-input"}},
+		{[]string{"plugins", "init", "--help"}, []string{"-hook"}},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errOut, []string{"GATEHOUSE_ADMIN_TOKEN=never-printed"})

@@ -26,6 +26,12 @@ import (
 // folder that builds offline, `gatehouse plugins run` runs a module in the same host, with
 // the same limits, as the server does, and prints what the gateway would see.
 
+// The synopses of the plugins subcommands, as their --help prints them.
+const (
+	pluginsRunSynopsis  = "  gatehouse plugins run MODULE --hook HOOK --input FILE|- [--config k=v]... [--allow-host H]..."
+	pluginsInitSynopsis = "  gatehouse plugins init DIR [--hook HOOK] [--module PATH]"
+)
+
 func pluginsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("plugins needs a subcommand: run or init")
@@ -35,6 +41,10 @@ func pluginsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return pluginsRun(ctx, args[1:], stdout, stderr)
 	case "init":
 		return pluginsInit(args[1:], stdout, stderr)
+	case "-h", "--help", "-help", "help":
+		fmt.Fprintf(stdout, "Usage:\n%s\n%s\n\n'gatehouse plugins run --help' and 'gatehouse plugins init --help' list their flags.\n",
+			pluginsRunSynopsis, pluginsInitSynopsis)
+		return flag.ErrHelp
 	}
 	return fmt.Errorf("plugins: unknown subcommand %q (run or init)", args[0])
 }
@@ -95,6 +105,7 @@ type hookInput struct {
 func pluginsRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	flags := flag.NewFlagSet("plugins run", flag.ContinueOnError)
 	flags.SetOutput(stderr)
+	setUsage(flags, stdout, pluginsRunSynopsis, nil)
 	hook := flags.String("hook", "", "the hook to call: forms.submit, records.read, email.send or captcha.verify")
 	inputFile := flags.String("input", "", "the hook's input document (JSON, as docs/plugins.md shows it), - for stdin")
 	name := flags.String("name", "", "the plugin's name (default: the module's file name)")
@@ -275,6 +286,7 @@ func pluginFileName(path string) string {
 func pluginsInit(args []string, stdout, stderr io.Writer) error {
 	flags := flag.NewFlagSet("plugins init", flag.ContinueOnError)
 	flags.SetOutput(stderr)
+	setUsage(flags, stdout, pluginsInitSynopsis, nil)
 	hook := flags.String("hook", host.HookFormsSubmit, "the hook the plugin serves: forms.submit, records.read, email.send or captcha.verify")
 	module := flags.String("module", "", "the Go module path (default: the folder's name)")
 	pos, err := parseWithArgs(flags, args)
