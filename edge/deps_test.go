@@ -100,6 +100,10 @@ func TestTransitiveDependencyRules(t *testing.T) {
 			reason: "edge/store hides badger behind its own types, so a PostgreSQL-wire backend can replace it and no product depends on badger's API",
 		},
 		{
+			target: "github.com/jackc/pgx", door: under("edge/store"), applies: isModule,
+			reason: "the PostgreSQL driver stays behind edge/store's types like badger (edge/store/pgtest, the test servers' launcher, included)",
+		},
+		{
 			target: "github.com/blevesearch/", door: under("index/title"), applies: isModule,
 			reason: "title search is one index package; bleve's large dependency tree stays out of everything else",
 		},
