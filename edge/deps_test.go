@@ -126,6 +126,15 @@ func TestTransitiveDependencyRules(t *testing.T) {
 			reason: "fasthttp is fiber's engine: the same layer rule",
 		},
 		{
+			target: "github.com/redis/go-redis", door: under("edge/ratelimit/redisrate", "edge/bus", "edge/redistest"),
+			applies: func(p string) bool { return isModule(p) && !under("edge/cmd")(p) },
+			reason:  "Redis is a deployment choice of many nodes: the shared limiter and the change feed hide it behind ratelimit.Allower and tenancy.Change, so products and the rest of edge run without it",
+		},
+		{
+			target: "github.com/go-redis/redis_rate", door: under("edge/ratelimit/redisrate"), applies: isModule,
+			reason: "the shared GCRA lives in one package behind ratelimit.Allower",
+		},
+		{
 			target: module + "products/", door: func(string) bool { return false },
 			applies: func(p string) bool { return isModule(p) && !under("edge/cmd")(p) && !under("products")(p) },
 			reason:  "only the composition root (edge/cmd/gatehouse) knows the products; edge, index and plugins serve them without knowing them",

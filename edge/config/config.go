@@ -44,6 +44,26 @@ type Config struct {
 	Plugins         Plugins  `json:"plugins"`
 	Egress          Egress   `json:"egress"`
 	Webhooks        Webhooks `json:"webhooks"`
+	Redis           Redis    `json:"redis"`
+}
+
+// Redis joins the nodes of a deployment (decisions.md 8.4): rate limits shared by every node
+// (edge/ratelimit/redisrate) and the change feed that keeps each node's caches in step
+// (edge/bus). Without it, limits are per node and a node learns about changes made elsewhere
+// only from the store's change journal.
+type Redis struct {
+	// URL is redis://[user:password@]host:port[/db] or rediss:// (TLS); empty: no Redis. It may
+	// carry a password: log RedactedURL, never URL.
+	URL string `json:"url"`
+}
+
+// RedactedURL returns the URL with its password replaced by "xxxxx", fit for logs and errors.
+func (r Redis) RedactedURL() string {
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // Webhooks tunes the webhook delivery worker (edge/webhooks).
@@ -367,6 +387,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Egress.Timeout <= 0 || c.Egress.MaxResponseKB <= 0 {
 		errs = append(errs, errors.New("egress.timeout and egress.max_response_kb must be positive"))
+	}
+	if c.Redis.URL != "" {
+		// The parse error would quote the URL, password included: name the key only.
+		if u, err := url.Parse(c.Redis.URL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+			errs = append(errs, errors.New("redis.url must be redis://[user:password@]host:port[/db] or rediss://..."))
+		}
 	}
 	if c.MemoryLimitMB < 0 {
 		errs = append(errs, errors.New("memory_limit_mb must be 0 (no limit) or a number of MB"))

@@ -187,3 +187,32 @@ func TestResolvePublicURL(t *testing.T) {
 		t.Errorf("the default config (public_url empty) is invalid: %v", c.Validate())
 	}
 }
+
+// redis.url comes from the file or GATEHOUSE_REDIS_URL; a bad one is refused without quoting
+// it (it may hold a password), and RedactedURL is what logs show.
+func TestRedisURL(t *testing.T) {
+	t.Parallel()
+	c := Default()
+	if err := c.LoadEnv([]string{"GATEHOUSE_REDIS_URL=redis://:s3cret-pw@10.0.0.5:6379/2"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Redis.URL != "redis://:s3cret-pw@10.0.0.5:6379/2" {
+		t.Fatalf("GATEHOUSE_REDIS_URL gave redis.url %q", c.Redis.URL)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate() = %v for a good redis.url", err)
+	}
+	if got := c.Redis.RedactedURL(); strings.Contains(got, "s3cret") || !strings.Contains(got, "10.0.0.5:6379") {
+		t.Fatalf("RedactedURL() = %q, want the address without the password", got)
+	}
+	for _, bad := range []string{"http://u:s3cret-pw@host:6379", "redis://:s3cret-pw@", "s3cret-pw", "redis://:s3cret-pw@host:6379/%zz"} {
+		c := Default()
+		c.Redis.URL = bad
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), "redis.url") {
+			t.Errorf("Validate() with redis.url %q = %v, want a redis.url error", bad, err)
+		} else if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Validate() error %q quotes the password", err)
+		}
+	}
+}

@@ -123,9 +123,15 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 		return s.scanSorted(ctx, rd, p, want, nil)
 	}
 	// Several sort keys and nothing selective: stream every record, keep the best want.
+	return s.stream(ctx, rd, p, want)
+}
+
+// stream reads every record of the plan's collection and keeps the best want candidates, in
+// sort order (the plan's access path is not consulted: it works for any criteria).
+func (s *Service) stream(ctx context.Context, rd *recReader, p *plan, want int) ([]*record, error) {
 	var recs []*record
 	var tuples []tuple
-	err = rd.txn.Iterate(store.IterOptions{Prefix: recPrefix(p.sch.Project, p.sch.Name)}, func(k, v []byte) (bool, error) {
+	err := rd.txn.Iterate(store.IterOptions{Prefix: recPrefix(p.sch.Project, p.sch.Name)}, func(k, v []byte) (bool, error) {
 		r, err := decodeRecord(store.LastPart(k), v)
 		if err != nil {
 			return false, err

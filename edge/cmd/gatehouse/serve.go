@@ -136,7 +136,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
-	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg, cursors: cursors, blobs: blobs})
+	rdb, err := openRedis(cfg, log)
+	if err != nil {
+		return err
+	}
+	if rdb != nil {
+		defer rdb.Close()
+	}
+	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg, cursors: cursors, blobs: blobs, redis: rdb})
 	if err != nil {
 		return err
 	}
