@@ -91,3 +91,11 @@ func TestSyncWritesSurviveReopen(t *testing.T) {
 		return nil
 	})
 }
+
+func TestOpenUnknownBackend(t *testing.T) {
+	t.Parallel()
+	if db, err := Open(Options{Backend: "sqlite"}); err == nil {
+		db.Close()
+		t.Errorf("Open(Backend: sqlite) = nil error, want an unknown-backend error")
+	}
+}
