@@ -13,6 +13,8 @@ import (
 type badgerEngine struct {
 	bdb *badger.DB
 	c   *committer
+	// closed makes a second Close a no-op.
+	closed bool
 }
 
 var _ engine = (*badgerEngine)(nil)
@@ -45,9 +47,10 @@ func openBadger(opts Options) (*badgerEngine, error) {
 }
 
 func (e *badgerEngine) close() error {
-	if e.bdb == nil {
+	if e.bdb == nil || e.closed {
 		return nil
 	}
+	e.closed = true
 	if e.c != nil {
 		e.c.close()
 	}
