@@ -9,6 +9,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
+	"github.com/gatehouse-dev/gatehouse/index/title"
 )
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
@@ -203,20 +204,7 @@ func (s *Service) drainJournal(ctx context.Context, full bool) error {
 		err := s.db.View(ctx, func(txn *store.Txn) error {
 			return txn.Iterate(store.IterOptions{Prefix: journalPrefix(), Start: s.journalNext}, func(k, v []byte) (bool, error) {
 				keys = append(keys, bytes.Clone(k))
-				project, coll, id := cutPath(string(v))
-				r, err := getRecord(txn, project, coll, id)
-				if err != nil {
-					return false, err
-				}
-				if r == nil || !r.published {
-					err = b.Delete(project, coll, id)
-				} else {
-					err = b.Put(project, coll, id, titleOf(r), createdMsOf(r))
-				}
-				if err != nil {
-					return false, err
-				}
-				return len(keys) < 5000, nil
+				return len(keys) < 5000, indexEntry(txn, b, v)
 			})
 		})
 		if err != nil {
@@ -241,6 +229,29 @@ func (s *Service) drainJournal(ctx context.Context, full bool) error {
 		}
 		s.journalNext = append(keys[len(keys)-1], 0)
 	}
+}
+
+// indexEntry queues in b what a title journal entry asks: the record's document as the store
+// holds the record now (none when it is gone or unpublished), and the deletion of the document
+// an earlier version was indexed with when its createdAt differs (journalEntry).
+func indexEntry(txn *store.Txn, b *title.Batch, v []byte) error {
+	project, coll, id, prevMs, hasPrev := parseJournalEntry(v)
+	r, err := getRecord(txn, project, coll, id)
+	if err != nil {
+		return err
+	}
+	published := r != nil && r.published
+	var ms float64
+	if published {
+		ms = createdMsOf(r)
+	}
+	if hasPrev && (!published || ms != prevMs) {
+		b.Delete(project, coll, id, prevMs)
+	}
+	if !published {
+		return nil
+	}
+	return b.Put(project, coll, id, titleOf(r), ms)
 }
 
 // deletePrefix removes every key below prefix, in batches.
@@ -347,7 +358,7 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 						return err
 					}
 				}
-				if err := w.journal(project, coll, it.id); err != nil {
+				if err := w.journal(project, coll, it.id, old); err != nil {
 					return err
 				}
 			}
