@@ -3,6 +3,7 @@ package edge
 import (
 	"context"
 	"crypto/subtle"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -31,9 +32,9 @@ const CSRFHeader = "X-CSRF-Token"
 
 // adminAuth guards /admin/v1: "Authorization: Bearer <admin token>" is the operator; otherwise
 // the gh_session cookie names a dashboard session, and state-changing methods then need
-// X-CSRF-Token. POST {loginPath} (signing in) passes without either. With no admin token
-// and no dashboard account the admin API does not exist (404).
-func adminAuth(token string, sessions AdminSessions, loginPath string) fiber.Handler {
+// X-CSRF-Token. A POST to one of publicPaths (signing in, accepting an invite) passes without
+// either. With no admin token and no dashboard account the admin API does not exist (404).
+func adminAuth(token string, sessions AdminSessions, publicPaths ...string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx := c.UserContext()
 		if token == "" && (sessions == nil || !sessions.Enabled(ctx)) {
@@ -48,7 +49,7 @@ func adminAuth(token string, sessions AdminSessions, loginPath string) fiber.Han
 			auth.SetAdmin(c, &auth.Admin{Operator: true})
 			return c.Next()
 		}
-		if c.Method() == fiber.MethodPost && c.Path() == loginPath {
+		if c.Method() == fiber.MethodPost && slices.Contains(publicPaths, c.Path()) {
 			return c.Next()
 		}
 		cookie := c.Cookies(auth.SessionCookie)

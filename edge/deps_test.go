@@ -100,6 +100,10 @@ func TestTransitiveDependencyRules(t *testing.T) {
 			reason: "edge/store hides badger behind its own types, so a PostgreSQL-wire backend can replace it and no product depends on badger's API",
 		},
 		{
+			target: "github.com/jackc/pgx", door: under("edge/store"), applies: isModule,
+			reason: "the PostgreSQL driver stays behind edge/store's types like badger (edge/store/pgtest, the test servers' launcher, included)",
+		},
+		{
 			target: "github.com/blevesearch/", door: under("index/title"), applies: isModule,
 			reason: "title search is one index package; bleve's large dependency tree stays out of everything else",
 		},
@@ -120,6 +124,15 @@ func TestTransitiveDependencyRules(t *testing.T) {
 			applies: under("edge/store", "edge/blob", "edge/config", "edge/yamldoc", "edge/ratelimit", "edge/egress",
 				"edge/apierr", "edge/cursor", "edge/accounts", "index", "plugins"),
 			reason: "fasthttp is fiber's engine: the same layer rule",
+		},
+		{
+			target: "github.com/redis/go-redis", door: under("edge/ratelimit/redisrate", "edge/bus", "edge/redistest"),
+			applies: func(p string) bool { return isModule(p) && !under("edge/cmd")(p) },
+			reason:  "Redis is a deployment choice of many nodes: the shared limiter and the change feed hide it behind ratelimit.Allower and tenancy.Change, so products and the rest of edge run without it",
+		},
+		{
+			target: "github.com/go-redis/redis_rate", door: under("edge/ratelimit/redisrate"), applies: isModule,
+			reason: "the shared GCRA lives in one package behind ratelimit.Allower",
 		},
 		{
 			target: module + "products/", door: func(string) bool { return false },

@@ -134,7 +134,7 @@ func New(o Options) (*Server, error) {
 	})
 	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 
-	admin := scopedRouter{Router: app.Group(base+"/admin/v1", adminAuth(cfg.AdminToken, o.Sessions, base+"/admin/v1/session")), projectOrg: o.ProjectOrg}
+	admin := scopedRouter{Router: app.Group(base+"/admin/v1", adminAuth(cfg.AdminToken, o.Sessions, base+"/admin/v1/session", base+"/admin/v1/invites/accept")), projectOrg: o.ProjectOrg}
 	for _, a := range o.Admin {
 		a.MountAdmin(admin)
 	}

@@ -3,9 +3,12 @@
 // with an email and a password (stored as an argon2id hash), and gets a session token that the
 // admin API takes from the gh_session cookie.
 //
-// Users live under accounts/user/<email>, sessions under accounts/session/<sha256 of token>:
-// the token itself is never stored. Failed sign-ins are throttled per email and per client IP
-// (10 a minute each). The package knows nothing of HTTP; edge/admin serves it.
+// Users live under accounts/user/<email>, sessions under accounts/session/<sha256 of token>
+// and invites under accounts/invite/<sha256 of token>: no token is ever stored. A user lists
+// and ends their own sessions and changes their password (manage.go); an owner invites into
+// the org with a role, and the invitee accepts with a password (invite.go). Failed sign-ins
+// are throttled per email and per client IP (10 a minute each). The package knows nothing of
+// HTTP; edge/admin serves it.
 package accounts
 
 import (

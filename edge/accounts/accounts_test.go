@@ -68,7 +68,7 @@ func TestLoginSessionExpiryAndThrottle(t *testing.T) {
 	if _, err := s.CreateUser(ctx, NewUser{Email: "ann@b.test", Password: pw, Org: "acme", Role: RoleOwner}); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.Login(ctx, "ANN@b.test", pw, "10.0.0.1")
+	sess, err := s.Login(ctx, "ANN@b.test", pw, Client{IP: "10.0.0.1"})
 	if err != nil || sess.User.Role != RoleOwner || sess.Token == "" || sess.CSRFToken == "" || sess.Token == sess.CSRFToken {
 		t.Fatalf("Login = %+v, %v", sess, err)
 	}
@@ -81,25 +81,25 @@ func TestLoginSessionExpiryAndThrottle(t *testing.T) {
 	}
 	// Ten failures for one email from ten IPs: the email is throttled, other emails are not.
 	for i := 0; i < DefaultFailures; i++ {
-		if _, err := s.Login(ctx, "ann@b.test", "wrong", "10.0.1."+string(rune('a'+i))); !errors.Is(err, ErrCredentials) {
+		if _, err := s.Login(ctx, "ann@b.test", "wrong", Client{IP: "10.0.1." + string(rune('a'+i))}); !errors.Is(err, ErrCredentials) {
 			t.Fatalf("failure %d = %v", i, err)
 		}
 		clock.Add(time.Second)
 	}
-	_, err = s.Login(ctx, "ann@b.test", pw, "10.0.2.1")
+	_, err = s.Login(ctx, "ann@b.test", pw, Client{IP: "10.0.2.1"})
 	var thr *ThrottledError
 	if !errors.As(err, &thr) || thr.RetryAfter <= 0 || thr.RetryAfter > time.Minute {
 		t.Fatalf("11th attempt = %v, want ThrottledError within a minute", err)
 	}
 	clock.Add(thr.RetryAfter)
-	if _, err := s.Login(ctx, "ann@b.test", pw, "10.0.2.1"); err != nil {
+	if _, err := s.Login(ctx, "ann@b.test", pw, Client{IP: "10.0.2.1"}); err != nil {
 		t.Errorf("Login once the window moved = %v", err)
 	}
 	// Ten failures from one IP for ten emails: the IP is throttled.
 	for i := 0; i < DefaultFailures; i++ {
-		_, _ = s.Login(ctx, "x"+string(rune('a'+i))+"@b.test", "wrong", "10.9.9.9")
+		_, _ = s.Login(ctx, "x"+string(rune('a'+i))+"@b.test", "wrong", Client{IP: "10.9.9.9"})
 	}
-	if _, err := s.Login(ctx, "ann@b.test", pw, "10.9.9.9"); !errors.As(err, &thr) {
+	if _, err := s.Login(ctx, "ann@b.test", pw, Client{IP: "10.9.9.9"}); !errors.As(err, &thr) {
 		t.Errorf("Login from a throttled IP = %v, want ThrottledError", err)
 	}
 }
@@ -108,8 +108,8 @@ func TestLogoutAndDeleteEndSessions(t *testing.T) {
 	s, _ := newService(t)
 	ctx := context.Background()
 	_, _ = s.CreateUser(ctx, NewUser{Email: "ann@b.test", Password: pw, Operator: true})
-	a, _ := s.Login(ctx, "ann@b.test", pw, "ip")
-	b, _ := s.Login(ctx, "ann@b.test", pw, "ip")
+	a, _ := s.Login(ctx, "ann@b.test", pw, Client{IP: "ip"})
+	b, _ := s.Login(ctx, "ann@b.test", pw, Client{IP: "ip"})
 	if err := s.Logout(ctx, a.Token); err != nil {
 		t.Fatal(err)
 	}

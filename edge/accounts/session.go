@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -27,12 +28,29 @@ type storedSession struct {
 	Email     string    `json:"email"`
 	CSRF      string    `json:"csrf"`
 	ExpiresAt time.Time `json:"expiresAt"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	IP        string    `json:"ip,omitempty"`
+	UserAgent string    `json:"userAgent,omitempty"`
 }
 
-func sessionKey(token string) []byte {
-	sum := sha256.Sum256([]byte(token))
-	return store.Key(root, "session", hex.EncodeToString(sum[:]))
+// Client is where a sign-in comes from, kept with the session so its user can tell their
+// sessions apart (the list of one's sessions).
+type Client struct {
+	IP        string
+	UserAgent string
 }
+
+// MaxUserAgent bounds the user agent kept with a session (bytes).
+const MaxUserAgent = 256
+
+// sessionID is the public name of a session: the hex SHA-256 of its token, which is also its
+// key. It names the session in the list of one's sessions; it cannot be used to sign in.
+func sessionID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+func sessionKey(token string) []byte { return store.Key(root, "session", sessionID(token)) }
 
 func randomToken() string {
 	b := make([]byte, 32)
@@ -42,10 +60,11 @@ func randomToken() string {
 
 // Login checks an email and password and opens a session. A wrong email and a wrong password
 // both answer ErrCredentials after the same work (an unknown email is checked against a dummy
-// hash). After too many failures for the email or for ip it answers *ThrottledError without
-// checking anything.
-func (s *Service) Login(ctx context.Context, email, password, ip string) (Session, error) {
+// hash). After too many failures for the email or for the client's IP it answers
+// *ThrottledError without checking anything.
+func (s *Service) Login(ctx context.Context, email, password string, from Client) (Session, error) {
 	email = NormalizeEmail(email)
+	ip := from.IP
 	if d := max(s.byEmail.wait(email), s.byIP.wait(ip)); d > 0 {
 		return Session{}, &ThrottledError{RetryAfter: d}
 	}
@@ -68,12 +87,28 @@ func (s *Service) Login(ctx context.Context, email, password, ip string) (Sessio
 		s.byIP.fail(ip)
 		return Session{}, ErrCredentials
 	}
-	sess := Session{Token: randomToken(), CSRFToken: randomToken(), User: st.User, ExpiresAt: s.now().Add(s.ttl).UTC()}
-	raw, err := json.Marshal(storedSession{Email: st.Email, CSRF: sess.CSRFToken, ExpiresAt: sess.ExpiresAt})
+	return s.open(ctx, st.User, from, nil)
+}
+
+// open starts a session of u; also, in the same transaction, runs also (may be nil).
+func (s *Service) open(ctx context.Context, u User, from Client, also func(tx *store.Txn) error) (Session, error) {
+	now := s.now().UTC()
+	sess := Session{Token: randomToken(), CSRFToken: randomToken(), User: u, ExpiresAt: now.Add(s.ttl)}
+	ua := from.UserAgent
+	if len(ua) > MaxUserAgent {
+		ua = strings.ToValidUTF8(ua[:MaxUserAgent], "")
+	}
+	raw, err := json.Marshal(storedSession{Email: u.Email, CSRF: sess.CSRFToken, ExpiresAt: sess.ExpiresAt,
+		CreatedAt: now, IP: from.IP, UserAgent: ua})
 	if err != nil {
 		return Session{}, err
 	}
 	err = s.db.Update(ctx, func(tx *store.Txn) error {
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
+		}
 		if err := s.sweep(tx); err != nil {
 			return err
 		}

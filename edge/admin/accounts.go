@@ -46,7 +46,10 @@ func (h *Accounts) MountAdmin(r fiber.Router) {
 	r.Delete("/session", h.logout)
 	r.Get("/users", h.listUsers)
 	r.Post("/users", httpx.BodyLimit(8<<10), h.createUser)
+	r.Patch("/users/:email", httpx.BodyLimit(1<<10), h.setRole)
 	r.Delete("/users/:email", h.deleteUser)
+	h.mountSelf(r)
+	h.mountInvites(r)
 }
 
 // Resolve implements edge.AdminSessions.
@@ -116,18 +119,33 @@ func (h *Accounts) login(c *fiber.Ctx) error {
 	if req.Email == "" || req.Password == "" {
 		return apierr.Validation(apierr.FieldProblem{Field: "email,password", Problem: "both are required"})
 	}
-	s, err := h.a.Login(c.UserContext(), req.Email, req.Password, utils.CopyString(c.IP()))
+	s, err := h.a.Login(c.UserContext(), req.Email, req.Password, clientOf(c))
 	var thr *accounts.ThrottledError
 	switch {
 	case errors.As(err, &thr):
-		secs := int(math.Ceil(thr.RetryAfter.Seconds()))
-		return apierr.New(429, apierr.CodeRateLimited, "too many failed sign-ins; retry later", err).
-			WithHeader(fiber.HeaderRetryAfter, strconv.Itoa(max(secs, 1)))
+		return throttled(thr)
 	case errors.Is(err, accounts.ErrCredentials):
 		return ErrCredentials
 	case err != nil:
 		return err
 	}
+	return h.signedIn(c, s)
+}
+
+// clientOf is where a request comes from, kept with a session it opens.
+func clientOf(c *fiber.Ctx) accounts.Client {
+	return accounts.Client{IP: utils.CopyString(c.IP()), UserAgent: string(c.Request().Header.UserAgent())}
+}
+
+// throttled is the 429 of too many failed sign-ins, with Retry-After in whole seconds.
+func throttled(thr *accounts.ThrottledError) error {
+	secs := int(math.Ceil(thr.RetryAfter.Seconds()))
+	return apierr.New(429, apierr.CodeRateLimited, "too many failed sign-ins; retry later", thr).
+		WithHeader(fiber.HeaderRetryAfter, strconv.Itoa(max(secs, 1)))
+}
+
+// signedIn sets the session cookie of a new session and answers the session view.
+func (h *Accounts) signedIn(c *fiber.Ctx, s accounts.Session) error {
 	c.Cookie(&fiber.Cookie{Name: auth.SessionCookie, Value: s.Token, Path: h.path, Expires: s.ExpiresAt,
 		Secure: h.secure, HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode})
 	u := s.User

@@ -44,6 +44,26 @@ type Config struct {
 	Plugins         Plugins  `json:"plugins"`
 	Egress          Egress   `json:"egress"`
 	Webhooks        Webhooks `json:"webhooks"`
+	Redis           Redis    `json:"redis"`
+}
+
+// Redis joins the nodes of a deployment (decisions.md 8.4): rate limits shared by every node
+// (edge/ratelimit/redisrate) and the change feed that keeps each node's caches in step
+// (edge/bus). Without it, limits are per node and a node learns about changes made elsewhere
+// only from the store's change journal.
+type Redis struct {
+	// URL is redis://[user:password@]host:port[/db] or rediss:// (TLS); empty: no Redis. It may
+	// carry a password: log RedactedURL, never URL.
+	URL string `json:"url"`
+}
+
+// RedactedURL returns the URL with its password replaced by "xxxxx", fit for logs and errors.
+func (r Redis) RedactedURL() string {
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // Webhooks tunes the webhook delivery worker (edge/webhooks).
@@ -66,14 +86,50 @@ type Egress struct {
 	MaxResponseKB int `json:"max_response_kb"`
 }
 
-// Storage configures the embedded database.
+// Storage configures the database: the embedded badger store (the default) or a shared
+// PostgreSQL-wire database for many nodes (decisions.md 8.4).
 type Storage struct {
+	// Backend is badger (embedded, under {data}/db) or postgres (storage.postgres.url).
+	Backend  string   `json:"backend"`
+	Postgres Postgres `json:"postgres"`
+	// SyncWrites makes every badger commit durable before it is acknowledged (a postgres
+	// commit always is).
 	SyncWrites bool `json:"sync_writes"`
 	// Badger memory knobs, in MB (store.Options); 0 means the store's default.
 	BlockCacheMB int `json:"block_cache_mb"`
 	IndexCacheMB int `json:"index_cache_mb"`
 	MemTableMB   int `json:"memtable_mb"`
 	NumMemtables int `json:"num_memtables"`
+}
+
+// Postgres configures the shared storage backend.
+type Postgres struct {
+	// URL is a libpq connection URL, postgres://user:password@host:5432/db?sslmode=...;
+	// print it only through RedactURL.
+	URL string `json:"url"`
+}
+
+// Storage backends (storage.backend).
+const (
+	BackendBadger   = "badger"
+	BackendPostgres = "postgres"
+)
+
+// RedactURL returns a connection URL fit for a log line or an error: its password replaced by
+// "xxxxx" (a string that does not parse as a URL is replaced whole, as it may hold one).
+func RedactURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		return "(unparsable URL)"
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
 
 // Email configures delivery.
@@ -95,7 +151,10 @@ type SMTP struct {
 // Files configures asset blob storage.
 type Files struct {
 	Backend string `json:"backend"` // local | s3
-	S3      S3     `json:"s3"`
+	// LocalShared says the local blob folder is shared by every node (a network file
+	// system): serve refuses storage.backend postgres with local blobs without it.
+	LocalShared bool `json:"local_shared"`
+	S3          S3   `json:"s3"`
 }
 
 // S3 configures the S3-compatible blob backend.
@@ -147,7 +206,7 @@ func Default() Config {
 		LogLevel:        "info",
 		LogFormat:       "text",
 		ShutdownTimeout: Duration(15 * time.Second),
-		Storage:         Storage{SyncWrites: true, BlockCacheMB: 32, IndexCacheMB: 16, MemTableMB: 32, NumMemtables: 2},
+		Storage:         Storage{Backend: BackendBadger, SyncWrites: true, BlockCacheMB: 32, IndexCacheMB: 16, MemTableMB: 32, NumMemtables: 2},
 		Email:           Email{Transport: "outbox", Concurrency: 4, SMTP: SMTP{Port: 587, TLS: "starttls"}},
 		Files:           Files{Backend: "local", S3: S3{Region: "us-east-1", UseSSL: true}},
 		Captcha: Captcha{
@@ -314,6 +373,7 @@ func (c *Config) Validate() error {
 	if c.Email.Transport == "smtp" && c.Email.SMTP.Host == "" {
 		errs = append(errs, errors.New("email.smtp.host is required with email.transport smtp"))
 	}
+	errs = append(errs, c.validateStorage()...)
 	if c.Files.Backend != "local" && c.Files.Backend != "s3" {
 		errs = append(errs, fmt.Errorf("files.backend must be local or s3, not %q", c.Files.Backend))
 	}
@@ -328,6 +388,12 @@ func (c *Config) Validate() error {
 	if c.Egress.Timeout <= 0 || c.Egress.MaxResponseKB <= 0 {
 		errs = append(errs, errors.New("egress.timeout and egress.max_response_kb must be positive"))
 	}
+	if c.Redis.URL != "" {
+		// The parse error would quote the URL, password included: name the key only.
+		if u, err := url.Parse(c.Redis.URL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+			errs = append(errs, errors.New("redis.url must be redis://[user:password@]host:port[/db] or rediss://..."))
+		}
+	}
 	if c.MemoryLimitMB < 0 {
 		errs = append(errs, errors.New("memory_limit_mb must be 0 (no limit) or a number of MB"))
 	}
@@ -336,6 +402,39 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// validateStorage checks storage.backend and the postgres URL it needs.
+func (c *Config) validateStorage() []error {
+	switch c.Storage.Backend {
+	case BackendBadger:
+	case BackendPostgres:
+		return checkPostgresURL("storage.postgres.url", c.Storage.Postgres.URL)
+	default:
+		return []error{fmt.Errorf("storage.backend must be badger or postgres, not %q", c.Storage.Backend)}
+	}
+	return nil
+}
+
+// checkPostgresURL refuses an empty or malformed libpq URL; the error names key and shows the
+// URL redacted.
+func checkPostgresURL(key, raw string) []error {
+	if raw == "" {
+		return []error{fmt.Errorf("%s is required with storage.backend postgres (postgres://user:password@host:5432/db)", key)}
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || (u.Host == "" && u.Query().Get("host") == "") {
+		return []error{fmt.Errorf("%s %s must be a postgres:// or postgresql:// URL with a host", key, RedactURL(raw))}
+	}
+	return nil
+}
+
+// CheckPostgresURL validates a libpq URL given on a command line (gatehouse migrate --to,
+// restore --to), with the same rule and message as storage.postgres.url.
+func CheckPostgresURL(flag, raw string) error { return errors.Join(checkPostgresURL(flag, raw)...) }
+
+// SharedBlobs reports whether the blob storage can serve many nodes: an S3 bucket, or a local
+// folder declared shared (files.local_shared).
+func (c *Config) SharedBlobs() bool { return c.Files.Backend == "s3" || c.Files.LocalShared }
 
 // ResolvePublicURL sets an empty public_url from the address the server listens on (addr,
 // with the real port when the configured one was 0): http://localhost:8787 for ":8787" or

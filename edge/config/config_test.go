@@ -85,6 +85,65 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// storage.backend and storage.postgres.url: an unknown backend or a bad URL is refused with
+// an error naming the key, and a password never appears in the error.
+func TestValidateStorage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		backend, url string
+		want         string // "" = valid
+	}{
+		{"badger", "", ""},
+		{"postgres", "postgres://gh:s3cret@db.internal:5432/gatehouse?sslmode=require", ""},
+		{"postgres", "postgresql://gh@/gatehouse?host=/var/run/postgresql", ""},
+		{"cockroach", "", `storage.backend must be badger or postgres, not "cockroach"`},
+		{"", "", `storage.backend must be badger or postgres, not ""`},
+		{"postgres", "", "storage.postgres.url is required with storage.backend postgres"},
+		{"postgres", "mysql://gh:s3cret@db:3306/x", "storage.postgres.url mysql://gh:xxxxx@db:3306/x must be a postgres:// or postgresql:// URL"},
+		{"postgres", "host=db password=s3cret", "storage.postgres.url (unparsable URL) must be"},
+		{"postgres", "postgres://gh:s3cret@/x", "storage.postgres.url postgres://gh:xxxxx@/x must be a postgres:// or postgresql:// URL with a host"},
+	} {
+		c := Default()
+		c.Storage.Backend, c.Storage.Postgres.URL = tc.backend, tc.url
+		err := c.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Validate(backend %q, url %q) = %v, want nil", tc.backend, tc.url, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("Validate(backend %q, url %q) = %v, want %q", tc.backend, tc.url, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Validate(backend %q) prints the password: %v", tc.backend, err)
+		}
+	}
+	c := Default()
+	if err := c.LoadEnv([]string{"GATEHOUSE_STORAGE_BACKEND=postgres", "GATEHOUSE_STORAGE_POSTGRES_URL=postgres://a:b@h/d", "GATEHOUSE_FILES_LOCAL_SHARED=true"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Storage.Backend != BackendPostgres || c.Storage.Postgres.URL != "postgres://a:b@h/d" || !c.Files.LocalShared || !c.SharedBlobs() {
+		t.Errorf("LoadEnv of the storage variables = %+v %+v", c.Storage, c.Files)
+	}
+	if d := Default(); d.Storage.Backend != BackendBadger || d.SharedBlobs() {
+		t.Errorf("Default storage = %+v, files %+v; want badger with unshared local blobs", d.Storage, d.Files)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"postgres://gh:s3cret@db:5432/x?sslmode=disable", "postgres://gh:xxxxx@db:5432/x?sslmode=disable"},
+		{"postgres://gh@db/x", "postgres://gh@db/x"},
+		{"postgres://db/x?password=s3cret&user=gh", "postgres://db/x?password=xxxxx&user=gh"},
+		{"host=db password=s3cret", "(unparsable URL)"},
+		{"postgres:gh:s3cret", "(unparsable URL)"},
+	} {
+		if got := RedactURL(tc.in); got != tc.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 // An unknown key or a value of the wrong type in the config file names the file, the line and
 // the key, never encoding/json's text.
 func TestLoadFileProblemsHaveLines(t *testing.T) {
@@ -126,5 +185,34 @@ func TestResolvePublicURL(t *testing.T) {
 	}
 	if c := Default(); c.Validate() != nil {
 		t.Errorf("the default config (public_url empty) is invalid: %v", c.Validate())
+	}
+}
+
+// redis.url comes from the file or GATEHOUSE_REDIS_URL; a bad one is refused without quoting
+// it (it may hold a password), and RedactedURL is what logs show.
+func TestRedisURL(t *testing.T) {
+	t.Parallel()
+	c := Default()
+	if err := c.LoadEnv([]string{"GATEHOUSE_REDIS_URL=redis://:s3cret-pw@10.0.0.5:6379/2"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Redis.URL != "redis://:s3cret-pw@10.0.0.5:6379/2" {
+		t.Fatalf("GATEHOUSE_REDIS_URL gave redis.url %q", c.Redis.URL)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate() = %v for a good redis.url", err)
+	}
+	if got := c.Redis.RedactedURL(); strings.Contains(got, "s3cret") || !strings.Contains(got, "10.0.0.5:6379") {
+		t.Fatalf("RedactedURL() = %q, want the address without the password", got)
+	}
+	for _, bad := range []string{"http://u:s3cret-pw@host:6379", "redis://:s3cret-pw@", "s3cret-pw", "redis://:s3cret-pw@host:6379/%zz"} {
+		c := Default()
+		c.Redis.URL = bad
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), "redis.url") {
+			t.Errorf("Validate() with redis.url %q = %v, want a redis.url error", bad, err)
+		} else if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Validate() error %q quotes the password", err)
+		}
 	}
 }

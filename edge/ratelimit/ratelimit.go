@@ -5,13 +5,25 @@
 // A Limiter allowing 60 per minute with a burst of 60 answers the 61st request of a burst with
 // a refusal and the wait until one more request fits (one second), then refills at one
 // request per second. The clock is injectable, so tests step time instead of sleeping.
+//
+// Limiter keeps its buckets in this node's memory. A deployment of many nodes shares buckets in
+// Redis instead (edge/ratelimit/redisrate, the same algorithm); both satisfy Allower, which is
+// what a product takes, so no product depends on Redis.
 package ratelimit
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
 	"time"
 )
+
+// Allower takes one request from key's bucket: whether it may go ahead and, when it may not,
+// how long until it would. *Limiter answers from this node's memory; redisrate.Limiter from
+// buckets in Redis shared by every node.
+type Allower interface {
+	Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration)
+}
 
 // Limiter is a set of GCRA buckets, one per key, safe for concurrent use.
 type Limiter struct {
@@ -61,8 +73,8 @@ func New(o Options) *Limiter {
 }
 
 // Allow takes one request for key. It reports whether the request may go ahead and, when it
-// may not, how long until it would.
-func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
+// may not, how long until it would. ctx is unused: the buckets are in memory.
+func (l *Limiter) Allow(_ context.Context, key string) (ok bool, retryAfter time.Duration) {
 	now := l.now()
 	s := &l.shards[maphash.String(l.seed, key)%shardCount]
 	s.mu.Lock()

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -27,27 +28,27 @@ func TestSixtyPerMinute(t *testing.T) {
 	c := newClock()
 	l := New(Options{Rate: 60, Per: time.Minute, Now: c.Now})
 	for i := 1; i <= 60; i++ {
-		if ok, _ := l.Allow("k"); !ok {
+		if ok, _ := l.Allow(ctx, "k"); !ok {
 			t.Fatalf("Allow #%d = false, want true", i)
 		}
 	}
-	ok, retry := l.Allow("k")
+	ok, retry := l.Allow(ctx, "k")
 	if ok || retry != time.Second {
 		t.Fatalf("Allow #61 = %v, %v; want false, 1s", ok, retry)
 	}
-	if ok, _ := l.Allow("other"); !ok {
+	if ok, _ := l.Allow(ctx, "other"); !ok {
 		t.Fatalf("Allow(other) = false: keys must not share a bucket")
 	}
 	c.Add(time.Second)
-	if ok, _ := l.Allow("k"); !ok {
+	if ok, _ := l.Allow(ctx, "k"); !ok {
 		t.Fatalf("Allow after 1s = false, want true")
 	}
-	if ok, _ := l.Allow("k"); ok {
+	if ok, _ := l.Allow(ctx, "k"); ok {
 		t.Fatalf("second Allow after 1s = true, want false")
 	}
 	c.Add(time.Minute)
 	for i := 1; i <= 60; i++ {
-		if ok, _ := l.Allow("k"); !ok {
+		if ok, _ := l.Allow(ctx, "k"); !ok {
 			t.Fatalf("Allow #%d after a full refill = false", i)
 		}
 	}
@@ -73,7 +74,7 @@ func TestRetryAfter(t *testing.T) {
 			var retry time.Duration
 			ok := true
 			for n := 0; ok && n < 1000; n++ {
-				ok, retry = l.Allow("k")
+				ok, retry = l.Allow(ctx, "k")
 			}
 			if ok || retry != tc.want {
 				t.Errorf("Allow after burst = %v, %v; want false, %v", ok, retry, tc.want)
@@ -87,13 +88,13 @@ func TestSweep(t *testing.T) {
 	c := newClock()
 	l := New(Options{Rate: 60, Per: time.Minute, Now: c.Now})
 	for i := 0; i < 5000; i++ {
-		l.Allow(fmt.Sprint(i))
+		l.Allow(ctx, fmt.Sprint(i))
 	}
 	// 1024 calls on one key sweep its shard on the way.
 	c.Add(time.Hour)
 	before := l.Len()
 	for i := 0; i < 1024; i++ {
-		l.Allow("again")
+		l.Allow(ctx, "again")
 	}
 	if after := l.Len(); after >= before {
 		t.Errorf("Len() = %d after 1024 calls to one shard, want below %d", after, before)
@@ -116,7 +117,7 @@ func TestConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 100; i++ {
-				if ok, _ := l.Allow("shared"); ok {
+				if ok, _ := l.Allow(ctx, "shared"); ok {
 					mu.Lock()
 					allowed++
 					mu.Unlock()
@@ -139,8 +140,12 @@ func BenchmarkAllow(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			l.Allow(keys[i%len(keys)])
+			l.Allow(ctx, keys[i%len(keys)])
 			i++
 		}
 	})
 }
+
+var ctx = context.Background()
+
+var _ Allower = (*Limiter)(nil)

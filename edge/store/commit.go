@@ -252,7 +252,7 @@ func (c *committer) try(ops []*op) (int, error) {
 	for ; n < len(ops); n++ {
 		o := ops[n]
 		st := &stage{}
-		o.call(&Txn{t: txn, st: st})
+		o.call(&Txn{r: badgerReader{txn}, st: st})
 		if o.err != nil {
 			continue
 		}

@@ -1,19 +1,36 @@
-// Package store keeps every product's data in one badger database, under tenant-first keys.
+// Package store keeps every product's data in one transactional, ordered key-value store,
+// under tenant-first keys: an embedded badger database (the default) or, for many gateway
+// nodes sharing one store, a table in a PostgreSQL-wire database (PostgreSQL >= 13,
+// CockroachDB, YugabyteDB).
 //
-// It is the only package that imports badger. Products own their key prefixes and build keys
-// with Key; they read and write through View and Update, one transaction per logical write.
-// Every Update goes through the database's one group committer (commit.go): concurrent
-// writers share a commit (and its fsync), and a caller never sees a conflict.
+// It is the only package that imports badger or the PostgreSQL driver (pgx). Products own
+// their key prefixes and build keys with Key; they read and write through View and Update, one
+// transaction per logical write, and the same code runs on either backend (Options.Backend).
+//
+// Badger (badger.go, commit.go, wal.go): every Update goes through the database's one group
+// committer: concurrent writers share a commit (and its fsync), functions run one after
+// another, and a caller never sees a conflict.
+//
+// PostgreSQL (postgres.go, pgtxn.go, pgbackup.go): one table gatehouse_kv (k bytea primary
+// key, v bytea not null) beside gatehouse_meta (the schema version), both created when absent.
+// bytea (CockroachDB's BYTES too) orders bytewise, as badger does. Each Update is one
+// SERIALIZABLE transaction on a pooled connection: reads go to the database through it, writes
+// are staged in memory (reads see them) and sent at the end with the COMMIT in one round trip
+// (an upsert of unnest arrays and a delete = any). A serialization failure or a deadlock
+// (SQLSTATE 40001, 40P01) re-runs the function after an exponential backoff with jitter, so
+// Update never returns ErrConflict; concurrent Updates run concurrently, not one after
+// another. View is a REPEATABLE READ READ ONLY transaction (begun together with its first
+// read, so a one-read View costs two round trips). Iterate reads the range in batches
+// (ORDER BY k [DESC] LIMIT n, growing from 64 rows to 1024) merged with the staged writes.
+// docs/storage.md says more (limits, pool size, durability).
 package store
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
-
-	badger "github.com/dgraph-io/badger/v4"
 )
 
 // Sentinel errors returned by the store.
@@ -28,21 +45,38 @@ var (
 	ErrClosed = errors.New("store: closed")
 	// ErrReadOnly reports a write inside View.
 	ErrReadOnly = errors.New("store: write in a read-only transaction")
+	// ErrUnsupported reports an operation the backend in use does not have.
+	ErrUnsupported = errors.New("store: not supported by this backend")
+)
+
+// Backends Options.Backend names.
+const (
+	// BackendBadger is the embedded badger database in Options.Dir (the default).
+	BackendBadger = "badger"
+	// BackendPostgres is a table in the PostgreSQL-wire database at Options.PostgresURL.
+	BackendPostgres = "postgres"
 )
 
 // Options configures Open.
 type Options struct {
-	// Dir is the data folder; ignored when InMemory is set.
+	// Backend is BackendBadger (also when empty) or BackendPostgres.
+	Backend string
+	// PostgresURL is the libpq URL (postgres://user:pass@host:port/db?sslmode=...) of the
+	// database the postgres backend uses. Its pool_max_conns parameter, when present, sets
+	// the connection pool's size (default DefaultPostgresConns).
+	PostgresURL string
+	// Dir is the badger data folder; ignored when InMemory is set or on postgres.
 	Dir string
-	// SyncWrites makes every commit durable (fsync) before it returns.
+	// SyncWrites makes every commit durable (fsync) before it returns. On postgres, false
+	// commits with synchronous_commit off (the server still never loses consistency).
 	SyncWrites bool
-	// InMemory keeps everything in memory (tests and benchmarks only).
+	// InMemory keeps everything in memory (badger only; tests and benchmarks).
 	InMemory bool
-	// Logger receives badger's own logs; nil discards them.
+	// Logger receives the backend's own logs; nil discards them.
 	Logger *slog.Logger
-	// Memory knobs; zero means the small default in brackets. Badger's own defaults (64 MB
-	// memtables ×5, 256 MB block cache, unbounded index cache) cost over a gigabyte of RSS
-	// at a million records; these keep the server near 200 MB.
+	// Badger memory knobs; zero means the small default in brackets. Badger's own defaults
+	// (64 MB memtables ×5, 256 MB block cache, unbounded index cache) cost over a gigabyte of
+	// RSS at a million records; these keep the server near 200 MB.
 	//
 	// BlockCacheMB caches decompressed table blocks [32]; IndexCacheMB caches table indexes
 	// and bloom filters [16]; MemTableMB is the size of one memtable (and so of the write
@@ -66,132 +100,139 @@ func orDefault(v, def int) int {
 	return v
 }
 
-// DB is an open badger database.
+// engine is what a backend implements; DB is the same for every backend.
+type engine interface {
+	view(ctx context.Context, fn func(*Txn) error) error
+	update(ctx context.Context, fn func(*Txn) error) error
+	newBatch() batchWriter
+	backup(w io.Writer) error
+	load(r io.Reader) error
+	size() (int64, int64)
+	commitStats() (commits, ops uint64)
+	syncStats() uint64
+	sync() error
+	close() error
+}
+
+// batchWriter is a backend's Batch.
+type batchWriter interface {
+	set(key, val []byte) error
+	delete(key []byte) error
+	flush() error
+	cancel()
+}
+
+// DB is an open database of either backend.
 type DB struct {
-	bdb  *badger.DB
-	sync bool
-	c    *committer
+	e       engine
+	sync    bool
+	backend string
 }
 
 // Open opens (or creates) the database described by opts.
 func Open(opts Options) (*DB, error) {
-	bo := badger.DefaultOptions(opts.Dir)
-	if opts.InMemory {
-		bo = badger.DefaultOptions("").WithInMemory(true)
-	} else if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
-		return nil, fmt.Errorf("store: create data folder: %w", err)
+	var (
+		e   engine
+		err error
+	)
+	switch opts.Backend {
+	case "", BackendBadger:
+		opts.Backend = BackendBadger
+		e, err = openBadger(opts)
+	case BackendPostgres:
+		e, err = openPostgres(opts)
+	default:
+		return nil, fmt.Errorf("store: unknown backend %q (want %q or %q)", opts.Backend, BackendBadger, BackendPostgres)
 	}
-	// Badger would fsync once per transaction; the committer syncs once per group instead.
-	bo = bo.WithSyncWrites(false).
-		WithLogger(slogAdapter{l: opts.Logger}).
-		WithNumVersionsToKeep(1).
-		WithMetricsEnabled(false).
-		WithBlockCacheSize(int64(orDefault(opts.BlockCacheMB, DefaultBlockCacheMB)) << 20).
-		WithIndexCacheSize(int64(orDefault(opts.IndexCacheMB, DefaultIndexCacheMB)) << 20).
-		WithMemTableSize(int64(orDefault(opts.MemTableMB, DefaultMemTableMB)) << 20).
-		WithNumMemtables(orDefault(opts.NumMemtables, DefaultNumMemtables)).
-		WithNumCompactors(2)
-	bdb, err := badger.Open(bo)
 	if err != nil {
-		return nil, fmt.Errorf("store: open %q: %w", opts.Dir, err)
+		return nil, err
 	}
-	durable := opts.SyncWrites && !opts.InMemory
-	db := &DB{bdb: bdb, sync: opts.SyncWrites, c: newCommitter(bdb, bo.Dir, durable)}
-	db.c.start()
-	return db, nil
+	return &DB{e: e, sync: opts.SyncWrites, backend: opts.Backend}, nil
 }
 
-// Close commits the Updates already queued, then flushes and closes the database. It
+// Close lets the Updates already begun or queued finish, then closes the database. It
 // tolerates a nil or half-open DB.
 func (db *DB) Close() error {
-	if db == nil || db.bdb == nil {
+	if db == nil || db.e == nil {
 		return nil
 	}
-	if db.c != nil {
-		db.c.close()
-	}
-	return db.bdb.Close()
+	return db.e.close()
 }
 
-// CommitStats reports how many transactions the group committer committed and how many
-// Updates they held (ops/commits is the grouping factor).
-func (db *DB) CommitStats() (commits, ops uint64) { return db.c.commits.Load(), db.c.ops.Load() }
+// Backend names the backend in use: BackendBadger or BackendPostgres.
+func (db *DB) Backend() string { return db.backend }
 
-// SyncStats reports how many fsyncs made the committed Updates durable (with SyncWrites).
-func (db *DB) SyncStats() uint64 { return db.c.syncs.Load() }
+// CommitStats reports how many transactions committed and how many Updates they held
+// (ops/commits is badger's grouping factor; on postgres every Update is its own commit).
+func (db *DB) CommitStats() (commits, ops uint64) { return db.e.commitStats() }
+
+// SyncStats reports how many fsyncs made the committed Updates durable (with SyncWrites). On
+// postgres it counts durable commits (the server flushes its log for each).
+func (db *DB) SyncStats() uint64 { return db.e.syncStats() }
 
 // SyncWrites reports whether commits are durable before they return.
 func (db *DB) SyncWrites() bool { return db.sync }
 
-// Sync forces buffered writes to disk; used when sync_writes is off but a caller needs durability.
-func (db *DB) Sync() error { return db.c.syncAll() }
+// Sync forces buffered writes to disk; used when sync_writes is off but a caller needs
+// durability. On postgres it commits one durable transaction, which flushes the server's log
+// past every commit before it.
+func (db *DB) Sync() error { return db.e.sync() }
 
-// Size reports the on-disk size of the LSM tree and the value log in bytes.
-func (db *DB) Size() (lsm, vlog int64) { return db.bdb.Size() }
+// Size reports the on-disk size of the LSM tree and the value log in bytes; on postgres the
+// table's total size (indexes and TOAST included) and 0.
+func (db *DB) Size() (lsm, vlog int64) { return db.e.size() }
 
-// View runs fn in a read-only transaction.
+// View runs fn in a read-only transaction: it sees one consistent snapshot.
 func (db *DB) View(ctx context.Context, fn func(*Txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.bdb.View(func(t *badger.Txn) error { return fn(&Txn{t: t}) })
+	return db.e.view(ctx, fn)
 }
 
 // Update runs fn in a read-write transaction and commits its writes when fn returns nil; it
 // returns after that commit (durable with SyncWrites), or fn's error with nothing written.
 //
-// Concurrent Updates are group-committed: fn runs on the committer's goroutine, after the
-// functions queued before it, whose writes it sees. fn may run more than once (a conflict with
-// a Batch write re-runs it), so it must not have effects outside the transaction that a
+// fn may run more than once (badger re-runs it after a conflict with a Batch write, postgres
+// after a serialization failure), so it must not have effects outside the transaction that a
 // second run would repeat wrongly. fn must not call Update (it would wait for itself).
 // A function whose writes alone exceed one commit gets ErrTooBig; a panic in fn is raised
 // again in the caller's goroutine. Update never returns ErrConflict.
+//
+// On badger, concurrent Updates are group-committed: fn runs on the committer's goroutine,
+// after the functions queued before it, whose writes it sees. On postgres they run
+// concurrently, each in its own serializable transaction: the outcome is the same as some
+// serial order, but not necessarily the order of the calls.
 func (db *DB) Update(ctx context.Context, fn func(*Txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.c.submit(ctx, fn)
+	return db.e.update(ctx, fn)
 }
+
+// Backup writes a consistent snapshot of the database to w while it keeps serving, in
+// badger's backup stream format whichever the backend (so Load takes it into either):
+// Updates acknowledged before the call are in it; those committed meanwhile are not.
+func (db *DB) Backup(w io.Writer) error { return db.e.backup(w) }
+
+// Load writes the keys of a stream Backup produced (by either backend) into db, meant for an
+// empty database: keys already there are overwritten. They are durable when it returns.
+func (db *DB) Load(r io.Reader) error { return db.e.load(r) }
 
 // Batch is a write-only batch for bulk loads: many keys, many internal commits, no reads.
-type Batch struct {
-	wb *badger.WriteBatch
-	db *DB
-}
+type Batch struct{ b batchWriter }
 
 // NewBatch starts a bulk write batch. Call Flush to commit what is left, or Cancel.
-func (db *DB) NewBatch() *Batch { return &Batch{wb: db.bdb.NewWriteBatch(), db: db} }
+func (db *DB) NewBatch() *Batch { return &Batch{b: db.e.newBatch()} }
 
 // Set queues key=val in the batch.
-func (b *Batch) Set(key, val []byte) error { return b.wb.Set(key, val) }
+func (b *Batch) Set(key, val []byte) error { return b.b.set(key, val) }
 
 // Delete queues the removal of key in the batch.
-func (b *Batch) Delete(key []byte) error { return b.wb.Delete(key) }
+func (b *Batch) Delete(key []byte) error { return b.b.delete(key) }
 
 // Flush commits everything queued and waits for it (durably with SyncWrites).
-func (b *Batch) Flush() error {
-	if err := b.wb.Flush(); err != nil {
-		return err
-	}
-	if b.db.c.sync {
-		return b.db.c.syncAll()
-	}
-	return nil
-}
+func (b *Batch) Flush() error { return b.b.flush() }
 
 // Cancel drops what has not been committed yet.
-func (b *Batch) Cancel() { b.wb.Cancel() }
-
-func mapErr(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, badger.ErrKeyNotFound):
-		return fmt.Errorf("%w: %v", ErrNotFound, err)
-	case errors.Is(err, badger.ErrTxnTooBig):
-		return fmt.Errorf("%w: %v", ErrTooBig, err)
-	case errors.Is(err, badger.ErrConflict):
-		return fmt.Errorf("%w: %v", ErrConflict, err)
-	}
-	return err
-}
+func (b *Batch) Cancel() { b.b.cancel() }

@@ -2,17 +2,39 @@ package store
 
 import (
 	"bytes"
-	"errors"
 	"sort"
 
 	badger "github.com/dgraph-io/badger/v4"
 )
 
-// Txn is one badger transaction, read-only inside View and read-write inside Update. Inside
-// Update the writes go to a stage of their own first (see committer), and reads see them.
+// Txn is one transaction, read-only inside View and read-write inside Update. Inside Update
+// the writes go to a stage of their own first (applied by the committer on badger, sent with
+// the commit on postgres), and reads see them.
 type Txn struct {
-	t  *badger.Txn
+	r  reader
 	st *stage
+}
+
+// reader is how a backend reads inside one transaction.
+type reader interface {
+	// get returns a copy of the value at key, or ErrNotFound.
+	get(key []byte) ([]byte, error)
+	has(key []byte) (bool, error)
+	// scan returns a cursor on the first key of o's scan from start on (start is never nil).
+	scan(o IterOptions, start []byte) cursor
+}
+
+// cursor walks the stored keys of one scan, in its order.
+type cursor interface {
+	// valid reports whether the cursor is on a key of the scan; when not, err tells why.
+	valid() bool
+	// key is only valid until next.
+	key() []byte
+	// value returns a value the caller may keep.
+	value() ([]byte, error)
+	next()
+	err() error
+	close()
 }
 
 // Get returns a copy of the value at key, or ErrNotFound.
@@ -23,11 +45,7 @@ func (tx *Txn) Get(key []byte) ([]byte, error) {
 		}
 		return bytes.Clone(e.val), nil
 	}
-	item, err := tx.t.Get(key)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	return item.ValueCopy(nil)
+	return tx.r.get(key)
 }
 
 // Has reports whether key has a value.
@@ -35,11 +53,7 @@ func (tx *Txn) Has(key []byte) (bool, error) {
 	if e, ok := tx.st.get(key); ok {
 		return !e.del, nil
 	}
-	_, err := tx.t.Get(key)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return false, nil
-	}
-	return err == nil, mapErr(err)
+	return tx.r.has(key)
 }
 
 // Set writes key=val. Neither slice may be changed until the transaction ends.
@@ -77,12 +91,6 @@ type IterOptions struct {
 // during the call: copy them to keep them. fn returns false to stop early. Inside Update the
 // transaction's own writes are visited too.
 func (tx *Txn) Iterate(o IterOptions, fn func(key, val []byte) (bool, error)) error {
-	bo := badger.DefaultIteratorOptions
-	bo.Prefix = o.Prefix
-	bo.Reverse = o.Reverse
-	bo.PrefetchValues = !o.KeysOnly
-	it := tx.t.NewIterator(bo)
-	defer it.Close()
 	start := o.Start
 	if start == nil {
 		start = o.Prefix
@@ -98,14 +106,20 @@ func (tx *Txn) Iterate(o IterOptions, fn func(key, val []byte) (bool, error)) er
 		}
 		return bytes.Compare(a, b) < 0
 	}
-	it.Seek(start)
+	it := tx.r.scan(o, start)
+	defer it.close()
 	for {
-		valid := it.ValidForPrefix(o.Prefix)
-		if len(staged) > 0 && (!valid || !before(it.Item().Key(), staged[0].key)) {
+		valid := it.valid()
+		if !valid {
+			if err := it.err(); err != nil {
+				return err
+			}
+		}
+		if len(staged) > 0 && (!valid || !before(it.key(), staged[0].key)) {
 			e := staged[0]
 			staged = staged[1:]
-			if valid && bytes.Equal(it.Item().Key(), e.key) {
-				it.Next() // the staged write replaces the stored value
+			if valid && bytes.Equal(it.key(), e.key) {
+				it.next() // the staged write replaces the stored value
 			}
 			if e.del {
 				continue
@@ -123,20 +137,19 @@ func (tx *Txn) Iterate(o IterOptions, fn func(key, val []byte) (bool, error)) er
 		if !valid {
 			return nil
 		}
-		item := it.Item()
 		var val []byte
 		if !o.KeysOnly {
-			v, err := item.ValueCopy(nil)
+			v, err := it.value()
 			if err != nil {
 				return err
 			}
 			val = v
 		}
-		more, err := fn(item.Key(), val)
+		more, err := fn(it.key(), val)
 		if err != nil || !more {
 			return err
 		}
-		it.Next()
+		it.next()
 	}
 }
 

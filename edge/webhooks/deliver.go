@@ -16,6 +16,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
+	"github.com/gatehouse-dev/gatehouse/edge/lease"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -129,9 +130,10 @@ func backoff(base time.Duration, n int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// attempt delivers d once and records the outcome; base is the backoff base (BaseBackoff, or a
-// shorter one in tests).
-func (s *Service) attempt(ctx context.Context, d Delivery, base time.Duration) {
+// attempt delivers d once under the lease of holder and records the outcome; base is the
+// backoff base (BaseBackoff, or a shorter one in tests). It reports false when it recorded
+// nothing (cut short by shutdown, or the webhook could not be read).
+func (s *Service) attempt(ctx context.Context, d Delivery, holder string, base time.Duration) bool {
 	h, err := s.hook(ctx, d.Project, d.Webhook)
 	var r result
 	switch {
@@ -139,7 +141,7 @@ func (s *Service) attempt(ctx context.Context, d Delivery, base time.Duration) {
 		r = result{err: errors.New("the webhook was removed from the tenants document")}
 	case err != nil:
 		s.log.Warn("webhooks: reading a webhook failed; retrying later", "project", d.Project, "webhook", d.Webhook, "err", err)
-		return
+		return false
 	case !h.Subscribes(d.Type):
 		r = result{err: errors.New("the webhook no longer subscribes to " + d.Type)}
 	default:
@@ -147,16 +149,35 @@ func (s *Service) attempt(ctx context.Context, d Delivery, base time.Duration) {
 	}
 	gone := err != nil || !h.Subscribes(d.Type)
 	if ctx.Err() != nil && !r.ok() {
-		return // shutting down: the delivery stays due and is attempted after the restart
+		return false // shutting down: the delivery stays due and is attempted after the restart
 	}
-	s.record(d, r, gone, base)
+	s.record(d, holder, r, gone, base)
+	return true
 }
 
-// record writes an attempt's outcome and the delivery's next state in one transaction.
-func (s *Service) record(d Delivery, r result, gone bool, base time.Duration) {
+// errLeaseLost reports an attempt whose lease ran out and was taken by another claim.
+var errLeaseLost = errors.New("webhooks: the delivery's lease ran out and another node holds it")
+
+// record writes an attempt's outcome and the delivery's next state in one transaction, and
+// ends the lease of holder ("" for none). An attempt whose lease another claim took over
+// records nothing: that claim attempts and records the delivery itself.
+func (s *Service) record(d Delivery, holder string, r result, gone bool, base time.Duration) {
 	u := strings.TrimPrefix(d.ID, "msg_")
 	now := s.now()
 	err := s.db.Update(context.Background(), func(txn *store.Txn) error {
+		if holder != "" {
+			lk := leaseKey(d.Project, d.Webhook, u)
+			l, ok, err := lease.Read(txn, lk)
+			if err != nil {
+				return err
+			}
+			if !ok || l.Holder != holder {
+				return errLeaseLost
+			}
+			if err := txn.Delete(lk); err != nil {
+				return err
+			}
+		}
 		raw, err := txn.Get(deliveryKey(d.Project, d.Webhook, u))
 		if err != nil {
 			return err
@@ -195,6 +216,10 @@ func (s *Service) record(d Delivery, r result, gone bool, base time.Duration) {
 		}
 		return s.put(txn, &cur, prevDue)
 	})
+	if errors.Is(err, errLeaseLost) {
+		s.log.Warn("webhooks: an attempt outlived its lease; another node delivers it", "id", d.ID)
+		return
+	}
 	if err != nil {
 		s.log.Error("webhooks: recording an attempt failed; the delivery is attempted again", "id", d.ID, "err", err)
 		return

@@ -56,7 +56,7 @@ func TestSweepKeepsPendingAndRecent(t *testing.T) {
 	if err := db.Update(ctx, func(txn *store.Txn) error { return s.put(txn, &ended, ended.Due) }); err != nil {
 		t.Fatal(err)
 	}
-	s.record(ended, result{status: 500}, false, time.Millisecond)
+	s.record(ended, "", result{status: 500}, false, time.Millisecond)
 	if a, d := countKeys(t, db, "a"), countKeys(t, db, "d"); a != 1 || d != 2 {
 		t.Fatalf("before the sweep: %d attempts, %d deliveries; want 1 and 2", a, d)
 	}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/lease"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -21,14 +23,28 @@ type WorkerOptions struct {
 	PollInterval time.Duration
 	// BaseBackoff is the wait after a first failure, doubled after each next one [30 s].
 	BaseBackoff time.Duration
+	// Node names this process among the nodes that share the store ["": a random id]; a node
+	// restarted under the same id takes its own leases back at once.
+	Node string
+	// Shared says other processes deliver from the same store (a shared database): Start then
+	// requeues only this node's leases, the others' being taken over when they run out; when
+	// false (the embedded store, one process), Start requeues every lease it finds.
+	Shared bool
+	// LeaseTTL is how long a claimed delivery stays this node's [the egress timeout plus 30 s].
+	// An attempt is bounded by the egress timeout, so it ends (and records its outcome) well
+	// within its lease and the lease is never renewed.
+	LeaseTTL time.Duration
 }
 
 // Worker delivers the pending deliveries: at least once, retried with backoff, in order per
 // order key. Start launches it and Stop ends it; a delivery cut short by Stop stays due and
-// is attempted again after the restart.
+// is attempted again after the restart. Many workers (one per node) may share one store: each
+// attempt is claimed under a lease in the store (edge/lease), so one worker makes it; a
+// delivery whose lease runs out (its node died mid-attempt) is claimed again by any of them.
 type Worker struct {
-	s *Service
-	o WorkerOptions
+	s    *Service
+	o    WorkerOptions
+	node *lease.Node
 
 	// resume is the due time the next queue scan starts from, lastFull when the last scan
 	// from the start ran (both used by the loop goroutine only).
@@ -55,11 +71,18 @@ func (s *Service) NewWorker(o WorkerOptions) *Worker {
 	if o.BaseBackoff <= 0 {
 		o.BaseBackoff = BaseBackoff
 	}
-	return &Worker{s: s, o: o, inflight: map[string]bool{}, again: make(chan struct{}, 1)}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = s.egress.Timeout() + 30*time.Second
+	}
+	return &Worker{s: s, o: o, node: lease.NewNode(o.Node), inflight: map[string]bool{}, again: make(chan struct{}, 1)}
 }
 
-// Start launches the delivery loop.
-func (w *Worker) Start(context.Context) error {
+// Start requeues the leases a stopped process left behind (every lease on a store of its
+// own, this node's own on a shared one) and launches the delivery loop.
+func (w *Worker) Start(ctx context.Context) error {
+	if err := w.recover(ctx); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	w.wg.Add(1)
@@ -135,6 +158,15 @@ func (w *Worker) dispatch(ctx context.Context) error {
 	if free <= 0 {
 		return nil
 	}
+	claimed, err := w.next(ctx, free)
+	for _, c := range claimed {
+		w.run(ctx, c)
+	}
+	return err
+}
+
+// next scans the queue for up to free due deliveries and claims them.
+func (w *Worker) next(ctx context.Context, free int) ([]claimedDelivery, error) {
 	nowT := w.s.now()
 	now := nowT.UnixNano()
 	full := nowT.Sub(w.lastFull) > fullScanEvery
@@ -206,7 +238,7 @@ func (w *Worker) dispatch(ctx context.Context) error {
 		})
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	next := now - int64(resumeMargin)
 	if left > 0 && left < next {
@@ -219,10 +251,124 @@ func (w *Worker) dispatch(ctx context.Context) error {
 	if full {
 		w.lastFull = nowT
 	}
-	for _, d := range picked {
-		w.run(ctx, d)
+	return w.claim(ctx, picked, now)
+}
+
+// leaseKey is where the lease of a claimed delivery lives (a lease.Lease); while it is held,
+// the delivery's queue entry sits at the lease's expiry (Delivery.Due), so the queue scan finds
+// it again if it runs out.
+func leaseKey(project, hook, u string) []byte { return store.Key(root, "l", project, hook, u) }
+
+// claimedDelivery is a delivery this worker holds a lease on.
+type claimedDelivery struct {
+	d      Delivery
+	holder string
+}
+
+// claim leases the picked deliveries in one Update, each only if it is still as the scan read
+// it (pending, the same attempts and due time): the scan's snapshot may predate the commit of
+// an attempt that ended meanwhile here or another node's claim. An expired lease is taken over.
+func (w *Worker) claim(ctx context.Context, picked []Delivery, now int64) ([]claimedDelivery, error) {
+	if len(picked) == 0 {
+		return nil, nil
+	}
+	var out []claimedDelivery
+	err := w.s.db.Update(ctx, func(txn *store.Txn) error {
+		out = out[:0]
+		for _, d := range picked {
+			u := strings.TrimPrefix(d.ID, "msg_")
+			raw, err := txn.Get(deliveryKey(d.Project, d.Webhook, u))
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var cur Delivery
+			if err := json.Unmarshal(raw, &cur); err != nil {
+				return err
+			}
+			if cur.Status != StatusPending || cur.Attempts != d.Attempts || cur.Due != d.Due || cur.Due > now {
+				continue
+			}
+			lk := leaseKey(d.Project, d.Webhook, u)
+			if l, ok, err := lease.Read(txn, lk); err != nil {
+				return err
+			} else if ok && !l.Expired(now) {
+				continue
+			}
+			l := lease.Lease{Holder: w.node.Claim(), Until: now + int64(w.o.LeaseTTL)}
+			prevDue := cur.Due
+			cur.Due = l.Until
+			if err := w.s.put(txn, &cur, prevDue); err != nil {
+				return err
+			}
+			if err := lease.Write(txn, lk, l); err != nil {
+				return err
+			}
+			out = append(out, claimedDelivery{d: cur, holder: l.Holder})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// recover makes the deliveries leased by a previous run of this process due now.
+func (w *Worker) recover(ctx context.Context) error {
+	var keys [][]byte
+	err := w.s.db.View(ctx, func(txn *store.Txn) error {
+		return txn.Iterate(store.IterOptions{Prefix: store.Prefix(root, "l")}, func(k, v []byte) (bool, error) {
+			l, _, err := lease.Decode(v)
+			if err != nil || !w.o.Shared || l.Node() == w.node.ID() {
+				keys = append(keys, bytes.Clone(k))
+			}
+			return true, nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	now := w.s.now().UnixNano()
+	for _, k := range keys {
+		parts := strings.Split(string(k), string(store.Sep))
+		if len(parts) != 5 {
+			continue
+		}
+		if err := w.s.db.Update(ctx, func(txn *store.Txn) error { return w.s.unlease(txn, parts[2], parts[3], parts[4], "", now) }); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// unlease removes the lease of a delivery (only holder's, unless holder is "") and makes a
+// pending delivery due at due.
+func (s *Service) unlease(txn *store.Txn, project, hook, u, holder string, due int64) error {
+	lk := leaseKey(project, hook, u)
+	l, ok, err := lease.Read(txn, lk)
+	if err != nil || !ok || holder != "" && l.Holder != holder {
+		return err
+	}
+	if err := txn.Delete(lk); err != nil {
+		return err
+	}
+	raw, err := txn.Get(deliveryKey(project, hook, u))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var cur Delivery
+	if err := json.Unmarshal(raw, &cur); err != nil {
+		return err
+	}
+	if cur.Status != StatusPending {
+		return nil
+	}
+	prevDue := cur.Due
+	cur.Due = due
+	return s.put(txn, &cur, prevDue)
 }
 
 // firstOf returns the last key part of the first key below prefix ("" when none).
@@ -237,8 +383,10 @@ func firstOf(txn *store.Txn, prefix []byte) (string, error) {
 
 func group(d Delivery) string { return "o\x00" + d.Project + "\x00" + d.Webhook + "\x00" + d.Order }
 
-// run attempts d on its own goroutine, marking it (and its order group) in flight meanwhile.
-func (w *Worker) run(ctx context.Context, d Delivery) {
+// run attempts c's delivery on its own goroutine, marking it (and its order group) in flight
+// meanwhile.
+func (w *Worker) run(ctx context.Context, c claimedDelivery) {
+	d := c.d
 	u := strings.TrimPrefix(d.ID, "msg_")
 	w.mu.Lock()
 	w.inflight[u] = true
@@ -250,8 +398,15 @@ func (w *Worker) run(ctx context.Context, d Delivery) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		if w.s.current(ctx, d) {
-			w.s.attempt(ctx, d, w.o.BaseBackoff)
+		if !w.s.attempt(ctx, d, c.holder, w.o.BaseBackoff) {
+			// Cut short (shutdown): the delivery is due again at once, for the next start
+			// or another node.
+			err := w.s.db.Update(context.Background(), func(txn *store.Txn) error {
+				return w.s.unlease(txn, d.Project, d.Webhook, u, c.holder, w.s.now().UnixNano())
+			})
+			if err != nil {
+				w.s.log.Warn("webhooks: releasing a delivery failed; its lease will run out", "id", d.ID, "err", err)
+			}
 		}
 		w.mu.Lock()
 		delete(w.inflight, u)
@@ -263,21 +418,4 @@ func (w *Worker) run(ctx context.Context, d Delivery) {
 		default:
 		}
 	}()
-}
-
-// current reports whether d, as a queue scan read it, is still the delivery's state: pending,
-// with no attempt recorded since. The scan reads a snapshot that may predate the commit of an
-// attempt that ended while it ran (the attempt leaves inflight only after its commit, so a read
-// begun now sees it); such a delivery is not sent again. A delivery that cannot be read is
-// left for the next scan.
-func (s *Service) current(ctx context.Context, d Delivery) bool {
-	var cur Delivery
-	err := s.db.View(ctx, func(txn *store.Txn) error {
-		raw, err := txn.Get(deliveryKey(d.Project, d.Webhook, strings.TrimPrefix(d.ID, "msg_")))
-		if err != nil {
-			return err
-		}
-		return json.Unmarshal(raw, &cur)
-	})
-	return err == nil && cur.Status == StatusPending && cur.Attempts == d.Attempts
 }

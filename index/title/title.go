@@ -189,6 +189,42 @@ func (x *Index) MarkComplete() error {
 	return x.b.SetInternal([]byte(completeKey), []byte(formatVersion))
 }
 
+// markKey holds the caller's mark (Batch.SetMark).
+const markKey = "mark"
+
+// Mark returns the value last stored with Batch.SetMark (nil when none).
+func (x *Index) Mark() ([]byte, error) { return x.b.GetInternal([]byte(markKey)) }
+
+// Clear deletes every document (and the mark), leaving an empty index that the caller
+// rebuilds: it is Fresh again.
+func (x *Index) Clear() error {
+	b := x.b.NewBatch()
+	b.DeleteInternal([]byte(markKey))
+	var after []string
+	for {
+		req := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), 10000, 0, false)
+		req.Score = "none"
+		req.SortBy([]string{"_id"})
+		req.SearchAfter = after
+		res, err := x.b.Search(req)
+		if err != nil {
+			return fmt.Errorf("title: list documents: %w", err)
+		}
+		for _, h := range res.Hits {
+			b.Delete(h.ID)
+		}
+		if err := x.b.Batch(b); err != nil {
+			return fmt.Errorf("title: clear: %w", err)
+		}
+		b = x.b.NewBatch()
+		if len(res.Hits) < 10000 {
+			x.Fresh = true
+			return nil
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
+	}
+}
+
 // Close closes the index; it tolerates nil.
 func (x *Index) Close() error {
 	if x == nil || x.b == nil {
@@ -266,6 +302,11 @@ func (b *Batch) DeleteCollection(project, collection string) error {
 		after = []string{res.Hits[len(res.Hits)-1].ID}
 	}
 }
+
+// SetMark stores v with the batch's documents, in the same commit: the caller's place in what
+// it indexes from (the records service keeps its place in the store's journal there), read
+// back by Index.Mark.
+func (b *Batch) SetMark(v []byte) { b.b.SetInternal([]byte(markKey), v) }
 
 // Size is the number of queued operations.
 func (b *Batch) Size() int { return b.b.Size() }

@@ -114,7 +114,9 @@ func (a *API) deleteTemplate(c *fiber.Ctx) error {
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-// previewTemplate renders a template with {"variables":{...}} → {"subject","html","text"}.
+// previewTemplate renders a template with {"variables":{...}} → {"subject","html","text"}. With
+// "template":{"subject","body","text"?} it renders that text instead of the stored template (the
+// dashboard's editor previews what is typed, before it is saved; the slug need not exist yet).
 func (a *API) previewTemplate(c *fiber.Ctx) error {
 	project, err := a.adminProject(c)
 	if err != nil {
@@ -122,6 +124,11 @@ func (a *API) previewTemplate(c *fiber.Ctx) error {
 	}
 	var req struct {
 		Variables map[string]any `json:"variables"`
+		Template  *struct {
+			Subject string `json:"subject"`
+			Body    string `json:"body"`
+			Text    string `json:"text"`
+		} `json:"template"`
 	}
 	if err := strictBody(c, &req); err != nil {
 		return err
@@ -130,7 +137,13 @@ func (a *API) previewTemplate(c *fiber.Ctx) error {
 	if err != nil {
 		return invalid("variables."+bad, "must be a string, number or boolean")
 	}
-	p, err := a.svc.PreviewTemplate(c.UserContext(), project, utils.CopyString(c.Params("slug")), vars)
+	slug := utils.CopyString(c.Params("slug"))
+	var p Preview
+	if t := req.Template; t != nil {
+		p, err = a.svc.PreviewDraft(Template{Slug: slug, Subject: t.Subject, Body: t.Body, Text: t.Text}, vars)
+	} else {
+		p, err = a.svc.PreviewTemplate(c.UserContext(), project, slug, vars)
+	}
 	if err != nil {
 		return err
 	}

@@ -107,3 +107,41 @@ func TestAdminTemplatesHostileInput(t *testing.T) {
 		t.Errorf("acme member GET welcome = %d %s", r.Status, r.Body)
 	}
 }
+
+// The editor previews what is typed: with "template" the preview renders that text, not the
+// stored template (which stays as it was), also for a slug that is not saved yet; the text is
+// checked as a save checks it.
+func TestAdminTemplatePreviewUnsaved(t *testing.T) {
+	e := start(t, envOptions{outbox: true})
+	const base = "/projects/demo/email/templates"
+	vars := map[string]any{"name": "Ada"}
+	draft := map[string]any{"subject": "Draft for {{name}}", "body": "<p>Typed, not saved: {{name}}</p>"}
+	r := e.Admin("POST", base+"/welcome/preview", map[string]any{"variables": vars, "template": draft})
+	if p := r.JSON(t); r.Status != 200 || p["subject"] != "Draft for Ada" || p["html"] != "<p>Typed, not saved: Ada</p>" || p["text"] != "Typed, not saved: Ada" {
+		t.Errorf("preview of unsaved text = %d %s", r.Status, r.Body)
+	}
+	if r := e.Admin("GET", base+"/welcome", nil); r.JSON(t)["subject"] != "Welcome, {{name}}" {
+		t.Errorf("the stored template changed by a preview: %s", r.Body)
+	}
+	r = e.Admin("POST", base+"/not-saved-yet/preview", map[string]any{"variables": vars, "template": map[string]any{"subject": "New {{name}}", "body": "plain {{name}}", "text": "ignored for a text body"}})
+	if p := r.JSON(t); r.Status != 200 || p["subject"] != "New Ada" || p["text"] != "plain Ada" || p["html"] != "" {
+		t.Errorf("preview of a template not saved yet = %d %s", r.Status, r.Body)
+	}
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		want string
+	}{
+		{"missing variable", map[string]any{"variables": map[string]any{}, "template": draft}, "variables.name"},
+		{"empty body", map[string]any{"variables": vars, "template": map[string]any{"subject": "x", "body": " "}}, `"body"`},
+		{"two-line subject", map[string]any{"variables": vars, "template": map[string]any{"subject": "a\r\nBcc: x@y.z", "body": "b"}}, `"subject"`},
+		{"unknown template field", map[string]any{"variables": vars, "template": map[string]any{"subject": "a", "body": "b", "html": "c"}}, "VALIDATION_FAILED"},
+	} {
+		if r := e.Admin("POST", base+"/welcome/preview", tc.body); r.Status != 400 || !strings.Contains(string(r.Body), tc.want) {
+			t.Errorf("%s: preview = %d %s, want 400 naming %s", tc.name, r.Status, r.Body, tc.want)
+		}
+	}
+	if r := e.Admin("POST", base+"/Bad.Slug/preview", map[string]any{"variables": vars, "template": draft}); r.Status != 400 {
+		t.Errorf("preview under a bad slug = %d %s, want 400", r.Status, r.Body)
+	}
+}

@@ -80,15 +80,11 @@ func (s *Service) Prepare(ctx context.Context, projectID string, req SendRequest
 // ID is the prepared message's id.
 func (p *Prepared) ID() string { return p.m.ID }
 
-// Queue writes the message into txn with its queue entry. The due time is taken here, inside
-// the commit order, so due times keep growing with commits as the worker's scan expects. It may
-// run again when the store re-runs the transaction.
+// Queue writes the message into txn with its queue entry, due at the transaction's time (see
+// enqueue). It may run again when the store re-runs the transaction.
 func (p *Prepared) Queue(txn *store.Txn) error {
 	s, m := p.s, *p.m
-	s.dueMu.Lock()
-	m.Due = max(s.now().UnixNano(), s.lastDue+1)
-	s.lastDue = m.Due
-	s.dueMu.Unlock()
+	m.Due = s.now().UnixNano()
 	raw, err := json.Marshal(&m)
 	if err != nil {
 		return fmt.Errorf("email: encode message: %w", err)

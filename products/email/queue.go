@@ -13,9 +13,9 @@ import (
 // one commit and its fsync) and answers only after that commit. The Idempotency-Key is checked
 // inside the transaction, so two sends with the same key, concurrent or not, make one message.
 //
-// A message becomes due at its commit's time, and the due times of successive commits only
-// grow (the committer runs one function after another): the worker relies on that to scan the
-// queue from where it left off.
+// A message becomes due at its transaction's time. Due times need not grow in commit order
+// (other nodes, concurrent transactions on a shared database): the worker's queue scan looks
+// back far enough for that (Worker.claim).
 func (s *Service) enqueue(ctx context.Context, m *Message, req string) (Receipt, error) {
 	// Close waits for the sends in flight, then refuses new ones.
 	s.closeMu.RLock()
@@ -26,11 +26,7 @@ func (s *Service) enqueue(ctx context.Context, m *Message, req string) (Receipt,
 	var res result
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		now := s.now()
-		s.dueMu.Lock()
-		due := max(now.UnixNano(), s.lastDue+1)
-		s.lastDue = due
-		s.dueMu.Unlock()
-		m.Due = due
+		m.Due = now.UnixNano()
 		res = result{r: Receipt{ID: m.ID, Status: StatusQueued}}
 		if k := m.IdempotencyKey; k != "" {
 			ik := idemKey(m.Project, k)

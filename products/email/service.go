@@ -97,9 +97,6 @@ type Service struct {
 	// projects and templates cache tenancy reads (found or not); Changed drops stale entries.
 	projects  *tenancy.Cache[found[project]]
 	templates *tenancy.Cache[found[Template]]
-	// lastDue is the due time of the last queued send (enqueue).
-	dueMu   sync.Mutex
-	lastDue int64
 }
 
 // NewService returns the service; it starts nothing (sends are group-committed by the store).

@@ -197,6 +197,20 @@ func (s *Service) PreviewTemplate(ctx context.Context, project, slug string, var
 	if err != nil {
 		return Preview{}, err
 	}
+	return t.preview(vars)
+}
+
+// PreviewDraft renders a template that is not stored (the editor's unsaved text), after the
+// checks a save makes, so a preview never shows what a save would refuse.
+func (s *Service) PreviewDraft(t Template, vars Vars) (Preview, error) {
+	if err := checkTemplate(t); err != nil {
+		return Preview{}, err
+	}
+	return t.preview(vars)
+}
+
+// preview renders t with vars; a missing variable is a 400 VALIDATION_FAILED.
+func (t Template) preview(vars Vars) (Preview, error) {
 	var p Preview
 	var missing []string
 	p.Subject, p.HTML, p.Text, missing = t.render(vars)

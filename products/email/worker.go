@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/lease"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -23,24 +24,41 @@ type WorkerOptions struct {
 	MaxAttempts int
 	// BaseBackoff and MaxBackoff bound the exponential backoff with jitter (30 s and 1 h).
 	BaseBackoff, MaxBackoff time.Duration
-	// Poll is the longest idle wait between queue scans (1 s when zero).
+	// Poll is the longest idle wait between queue scans (1 s when zero): the most a message
+	// queued through another node waits before this node's worker may pick it up.
 	Poll time.Duration
-	Log  *slog.Logger
+	// Node names this process among the nodes that share the store ("" for a random id); a
+	// node restarted under the same id takes its own leases back at once.
+	Node string
+	// Shared says other processes deliver from the same store (a shared database). Start then
+	// requeues only this node's leases, the others' being taken over when they run out; when
+	// false (the embedded store, one process), Start requeues every lease it finds.
+	Shared bool
+	// LeaseTTL is how long a claim holds a message without being renewed (30 s when zero);
+	// the worker renews its leases every LeaseTTL/3 while it delivers.
+	LeaseTTL time.Duration
+	Log      *slog.Logger
 }
 
-// Worker delivers queued messages: a dispatcher claims due messages under a lease and hands
-// them to Concurrency goroutines, each with its own transport session.
+// Worker delivers queued messages: a dispatcher claims due messages under a lease in the
+// store and hands them to Concurrency goroutines, each with its own transport session. Many
+// workers (one per node) may share one store: each message is claimed by one of them, and a
+// message whose lease runs out (its node died mid-send) is claimed again by any of them.
 type Worker struct {
 	o        WorkerOptions
 	s        *Service
+	node     *lease.Node
 	jobs     chan *claimed
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	mu       sync.Mutex
-	inflight map[string]bool
+	inflight map[string]*claimed
 	stopping atomic.Bool
 	started  bool
 	free     chan struct{}
+	// quiet is closed once the dispatcher and the deliveries ended; renewed once the lease
+	// renewer did.
+	quiet, renewed chan struct{}
 	// resume and lastFull belong to the dispatcher goroutine (see claim).
 	resume   int64
 	lastFull time.Time
@@ -50,6 +68,8 @@ type claimed struct {
 	m *Message
 	// status is the message's status when it was claimed.
 	status Status
+	// holder is the claim's name in the lease record (lease.Node.Claim).
+	holder string
 }
 
 // NewWorker returns a worker; Start runs it.
@@ -69,14 +89,18 @@ func NewWorker(o WorkerOptions) *Worker {
 	if o.Poll <= 0 {
 		o.Poll = time.Second
 	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = 30 * time.Second
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{o: o, s: o.Service, jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}), inflight: map[string]bool{}, free: make(chan struct{}, 1)}
+	return &Worker{o: o, s: o.Service, node: lease.NewNode(o.Node), jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}),
+		inflight: map[string]*claimed{}, free: make(chan struct{}, 1), quiet: make(chan struct{}), renewed: make(chan struct{})}
 }
 
-// Start requeues the leases a stopped process left behind (badger is single-process, so no
-// other holder can exist) and starts delivering.
+// Start requeues the leases a stopped process left behind (every lease on a store of its
+// own, this node's own on a shared one) and starts delivering.
 func (w *Worker) Start(ctx context.Context) error {
 	if r, ok := w.o.Transport.(Recoverer); ok {
 		if err := r.Recover(); err != nil {
@@ -93,23 +117,24 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	w.wg.Add(1)
 	go w.dispatch()
+	go func() {
+		w.wg.Wait()
+		close(w.quiet)
+	}()
+	go w.renewLoop()
 	return nil
 }
 
-// Stop stops claiming, lets deliveries in flight finish (bounded by ctx), releases claimed
-// messages not yet started, and closes the transport sessions.
+// Stop stops claiming, lets deliveries in flight finish (bounded by ctx; their leases are
+// renewed meanwhile), releases claimed messages not yet started, and closes the transport
+// sessions.
 func (w *Worker) Stop(ctx context.Context) error {
 	if !w.started || w.stopping.Swap(true) {
 		return nil
 	}
 	close(w.stop)
-	done := make(chan struct{})
-	go func() {
-		w.wg.Wait()
-		close(done)
-	}()
 	select {
-	case <-done:
+	case <-w.renewed:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -118,43 +143,73 @@ func (w *Worker) Stop(ctx context.Context) error {
 
 func (w *Worker) now() time.Time { return w.s.now() }
 
+// leaseKey is where the lease of a claimed message lives (a lease.Lease); while it is held the
+// message's queue entry sits at the lease's expiry, so the queue scan finds it if it runs out.
 func leaseKey(ulid string) []byte { return store.Key(root, "lease", ulid) }
 
-// recover makes every message leased by a previous process due now.
+// recover makes the messages leased by a previous run of this process due now.
 func (w *Worker) recover(ctx context.Context) error {
-	var ulids []string
+	type held struct {
+		ulid string
+		l    lease.Lease
+	}
+	var found []held
 	err := w.s.db.View(ctx, func(txn *store.Txn) error {
-		return txn.Iterate(store.IterOptions{Prefix: store.Prefix(root, "lease"), KeysOnly: true}, func(k, _ []byte) (bool, error) {
-			ulids = append(ulids, store.LastPart(k))
+		return txn.Iterate(store.IterOptions{Prefix: store.Prefix(root, "lease")}, func(k, v []byte) (bool, error) {
+			l, _, err := lease.Decode(v)
+			if err != nil {
+				l = lease.Lease{} // unreadable: nobody's, long run out
+			}
+			if !w.o.Shared || l.Node() == w.node.ID() {
+				found = append(found, held{store.LastPart(k), l})
+			}
 			return true, nil
 		})
 	})
 	if err != nil {
 		return err
 	}
-	for _, u := range ulids {
+	for _, h := range found {
 		err := w.s.db.Update(ctx, func(txn *store.Txn) error {
-			m, err := load(txn, u)
+			l, ok, err := lease.Read(txn, leaseKey(h.ulid))
+			if err != nil || !ok || l != h.l {
+				return err // gone or taken meanwhile
+			}
+			if err := dropLease(txn, h.ulid, l); err != nil {
+				return err
+			}
+			m, err := load(txn, h.ulid)
 			if err != nil {
 				return err
 			}
-			if !m.Status.Terminal() && m.Status != StatusDelivered && m.Due == 0 {
+			if deliverable(m) && m.Due == 0 {
 				m.Due = w.now().UnixNano()
 				note(m, LogEntry{Event: "requeued", Detail: "the process delivering it stopped; delivering again"}, w.s.stamp())
-				if err := save(txn, m, m.Status, 0); err != nil {
-					return err
-				}
+				return save(txn, m, m.Status, 0)
 			}
-			return txn.Delete(leaseKey(u))
+			return nil
 		})
 		if err != nil && !errors.Is(err, ErrMessageNotFound) {
 			return err
 		}
 	}
-	if len(ulids) > 0 {
-		w.o.Log.Info("email: requeued messages leased before restart", "count", len(ulids))
+	if len(found) > 0 {
+		w.o.Log.Info("email: requeued messages leased before restart", "count", len(found))
 	}
 	return nil
+}
+
+// deliverable reports whether m still waits for a delivery attempt.
+func deliverable(m *Message) bool { return !m.Status.Terminal() && m.Status != StatusDelivered }
+
+// dropLease removes a lease and the queue entry at its expiry.
+func dropLease(txn *store.Txn, ulid string, l lease.Lease) error {
+	if l.Until != 0 {
+		if err := txn.Delete(queueKey(l.Until, ulid)); err != nil {
+			return err
+		}
+	}
+	return txn.Delete(leaseKey(ulid))
 }
 
 // dispatch claims due messages while a delivery goroutine is free and sleeps until the next
@@ -205,36 +260,38 @@ func (w *Worker) dispatch() {
 	}
 }
 
-// fullScanEvery bounds how long the claim scan trusts its resume point before it scans the
-// whole queue again (a safety net; due times of new messages only grow).
-const fullScanEvery = 30 * time.Second
+// The queue scan resumes from where the previous one left what was still pending, so the
+// entries of delivered messages (tombstones until compaction) are not walked again and again.
+// Many nodes (and, on a shared database, concurrent transactions) queue messages, so due times
+// do not grow in commit order: a message is due at its transaction's time, which precedes its
+// commit by little and another node's clock by little; resumeMargin covers that, and a scan
+// from the start every fullScanEvery covers anything else.
+const (
+	resumeMargin  = 5 * time.Second
+	fullScanEvery = 30 * time.Second
+)
 
-// claim leases up to n due messages: it moves each from the queue to a lease entry. It
-// returns them with the due time of the first message not yet due (0 when none).
-//
-// Deleted queue entries stay as tombstones until compaction, so scanning from the start of
-// the queue each time would cost O(messages delivered); the scan resumes from the due time of
-// the last entry it claimed instead. That is safe because new messages are due at their
-// commit time (which only grows), and retries and released leases are due later still.
+// claim leases up to n due messages and returns them with the due time of the first message
+// not yet due (0 when none). The scan reads a snapshot; each claim is decided again in one
+// Update (take), so two nodes that scanned the same message do not both claim it.
 func (w *Worker) claim(n int) ([]*claimed, int64, error) {
-	var out []*claimed
-	var next, resume int64
 	nowT := w.now()
+	now := nowT.UnixNano()
 	full := nowT.Sub(w.lastFull) > fullScanEvery
-	err := w.s.db.Update(context.Background(), func(txn *store.Txn) error {
-		out, next, resume = out[:0], 0, w.resume
-		now := nowT.UnixNano()
-		o := store.IterOptions{Prefix: store.Prefix(root, kQueue), KeysOnly: true}
-		if !full && w.resume > 0 {
-			o.Start = store.Key(root, kQueue, fmt.Sprintf("%020d", w.resume))
-		}
-		type hit struct {
-			due  int64
-			ulid string
-		}
-		var hits []hit
-		var skipped int64
-		err := txn.Iterate(o, func(k, _ []byte) (bool, error) {
+	o := store.IterOptions{Prefix: store.Prefix(root, kQueue), KeysOnly: true}
+	if !full && w.resume > 0 {
+		o.Start = store.Key(root, kQueue, fmt.Sprintf("%020d", w.resume))
+	}
+	type hit struct {
+		due  int64
+		ulid string
+	}
+	var hits []hit
+	// next is the first entry not yet due; left the first due entry this scan leaves behind.
+	var next, left int64
+	err := w.s.db.View(context.Background(), func(txn *store.Txn) error {
+		hits, next, left = hits[:0], 0, 0
+		return txn.Iterate(o, func(k, _ []byte) (bool, error) {
 			due, u, ok := splitQueueKey(k)
 			if !ok {
 				return true, nil
@@ -244,60 +301,178 @@ func (w *Worker) claim(n int) ([]*claimed, int64, error) {
 				return false, nil
 			}
 			w.mu.Lock()
-			busy := w.inflight[u]
+			busy := w.inflight[u] != nil
 			w.mu.Unlock()
 			if busy {
 				// Requeued (a retry) before its delivery goroutine let go: look again next time.
-				if skipped == 0 || due < skipped {
-					skipped = due
+				if left == 0 {
+					left = due
 				}
-			} else {
-				hits = append(hits, hit{due, u})
+				return true, nil
 			}
-			return len(hits) < n, nil
+			hits = append(hits, hit{due, u})
+			if len(hits) == n {
+				if left == 0 {
+					left = due // more may follow
+				}
+				return false, nil
+			}
+			return true, nil
 		})
-		if err != nil {
-			return err
-		}
-		for _, h := range hits {
-			resume = max(resume, h.due)
-			m, err := load(txn, h.ulid)
-			if errors.Is(err, ErrMessageNotFound) || (err == nil && m.Due != h.due) {
-				if err := txn.Delete(queueKey(h.due, h.ulid)); err != nil {
-					return err
-				}
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			m.Due = 0
-			if err := save(txn, m, m.Status, h.due); err != nil {
-				return err
-			}
-			if err := txn.Set(leaseKey(h.ulid), nil); err != nil {
-				return err
-			}
-			out = append(out, &claimed{m: m, status: m.Status})
-		}
-		if skipped > 0 && (resume == 0 || skipped < resume) {
-			resume = skipped
-		}
-		return nil
 	})
 	if err != nil {
 		return nil, 0, err
 	}
+	var out []*claimed
+	if len(hits) > 0 {
+		err = w.s.db.Update(context.Background(), func(txn *store.Txn) error {
+			out = out[:0]
+			for _, h := range hits {
+				c, err := w.take(txn, h.due, h.ulid, now)
+				if err != nil {
+					return err
+				}
+				if c != nil {
+					out = append(out, c)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	resume := now - int64(resumeMargin)
+	if left > 0 && left < resume {
+		resume = left
+	}
+	w.resume = resume
 	if full {
 		w.lastFull = nowT
 	}
-	w.resume = resume
 	w.mu.Lock()
 	for _, c := range out {
-		w.inflight[c.m.ID[len(idPrefix):]] = true
+		w.inflight[c.m.ID[len(idPrefix):]] = c
 	}
 	w.mu.Unlock()
 	return out, next, nil
+}
+
+// take claims the message of queue entry (due, ulid) inside txn, when the entry still stands
+// for a message waiting: queued and due, or leased by a claim whose lease ran out. It moves
+// the message to a new lease: the queue entry goes to the lease's expiry. It returns nil for
+// an entry another claim took meanwhile, and removes a stale one.
+func (w *Worker) take(txn *store.Txn, due int64, ulid string, now int64) (*claimed, error) {
+	m, err := load(txn, ulid)
+	if errors.Is(err, ErrMessageNotFound) {
+		return nil, txn.Delete(queueKey(due, ulid))
+	}
+	if err != nil {
+		return nil, err
+	}
+	prevDue := m.Due
+	switch {
+	case m.Due == due && deliverable(m):
+	case m.Due == 0:
+		l, ok, err := lease.Read(txn, leaseKey(ulid))
+		if err != nil {
+			return nil, err
+		}
+		if !ok || l.Until != due {
+			return nil, txn.Delete(queueKey(due, ulid)) // stale: its lease was renewed or ended
+		}
+		if !l.Expired(now) {
+			return nil, nil
+		}
+		if err := dropLease(txn, ulid, l); err != nil {
+			return nil, err
+		}
+		if !deliverable(m) {
+			return nil, nil
+		}
+		note(m, LogEntry{Event: "requeued", Detail: "the lease of the node delivering it (" + l.Node() + ") ran out; delivering again"}, w.s.stamp())
+	default:
+		return nil, txn.Delete(queueKey(due, ulid))
+	}
+	m.Due = 0
+	if err := save(txn, m, m.Status, prevDue); err != nil {
+		return nil, err
+	}
+	l := lease.Lease{Holder: w.node.Claim(), Until: now + int64(w.o.LeaseTTL)}
+	if err := txn.Set(queueKey(l.Until, ulid), nil); err != nil {
+		return nil, err
+	}
+	if err := lease.Write(txn, leaseKey(ulid), l); err != nil {
+		return nil, err
+	}
+	return &claimed{m: m, status: m.Status, holder: l.Holder}, nil
+}
+
+// renewLoop renews the leases of the claimed messages every LeaseTTL/3 until the deliveries
+// ended.
+func (w *Worker) renewLoop() {
+	defer close(w.renewed)
+	t := time.NewTicker(w.o.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.quiet:
+			return
+		case <-t.C:
+			if err := w.renew(); err != nil {
+				w.o.Log.Error("email: renewing leases failed", "err", err)
+			}
+		}
+	}
+}
+
+// renew pushes the expiry of every lease this worker holds to LeaseTTL from now. A lease
+// another node took over (this one ran out first) is left alone: the outcome of its attempt
+// is then recorded as an attempt only.
+func (w *Worker) renew() error {
+	w.mu.Lock()
+	cs := make([]*claimed, 0, len(w.inflight))
+	for _, c := range w.inflight {
+		cs = append(cs, c)
+	}
+	w.mu.Unlock()
+	if len(cs) == 0 {
+		return nil
+	}
+	until := w.now().Add(w.o.LeaseTTL).UnixNano()
+	lost := 0
+	err := w.s.db.Update(context.Background(), func(txn *store.Txn) error {
+		lost = 0
+		for _, c := range cs {
+			u := c.m.ID[len(idPrefix):]
+			l, ok, err := lease.Read(txn, leaseKey(u))
+			if err != nil {
+				return err
+			}
+			if !ok || l.Holder != c.holder {
+				lost++
+				continue
+			}
+			if l.Until == until {
+				continue
+			}
+			if err := txn.Delete(queueKey(l.Until, u)); err != nil {
+				return err
+			}
+			l.Until = until
+			if err := txn.Set(queueKey(until, u), nil); err != nil {
+				return err
+			}
+			if err := lease.Write(txn, leaseKey(u), l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil && lost > 0 {
+		w.o.Log.Warn("email: leases ran out and were taken over by another node", "count", lost)
+	}
+	return err
 }
 
 func (w *Worker) deliverLoop() {
@@ -348,17 +523,22 @@ func (w *Worker) release(c *claimed) {
 	defer w.done(c)
 	u := c.m.ID[len(idPrefix):]
 	err := w.s.db.Update(context.Background(), func(txn *store.Txn) error {
+		l, ok, err := lease.Read(txn, leaseKey(u))
+		if err != nil || !ok || l.Holder != c.holder {
+			return err // taken over meanwhile
+		}
+		if err := dropLease(txn, u, l); err != nil {
+			return err
+		}
 		m, err := load(txn, u)
 		if err != nil {
 			return err
 		}
 		if m.Status == c.status && m.Due == 0 {
 			m.Due = w.now().UnixNano()
-			if err := save(txn, m, m.Status, 0); err != nil {
-				return err
-			}
+			return save(txn, m, m.Status, 0)
 		}
-		return txn.Delete(leaseKey(u))
+		return nil
 	})
 	if err != nil {
 		w.o.Log.Warn("email: release failed; the lease will run out", "id", c.m.ID, "err", err)
@@ -411,12 +591,25 @@ func (w *Worker) apply(txn *store.Txn, c *claimed, out Outcome, suppressed bool)
 	if err != nil {
 		return nil, err
 	}
+	l, ok, err := lease.Read(txn, leaseKey(u))
+	if err != nil {
+		return nil, err
+	}
 	prev, prevDue := m.Status, m.Due
 	at := w.s.stamp()
+	if !ok || l.Holder != c.holder {
+		// The lease ran out and another claim holds the message (or it was requeued): that
+		// claim records its own outcome; this attempt goes in the log only.
+		note(m, LogEntry{Event: "attempt", Code: out.Code, Detail: out.Detail}, at)
+		return m, w.s.persist(context.Background(), txn, m, prev, prevDue)
+	}
+	if err := dropLease(txn, u, l); err != nil {
+		return nil, err
+	}
 	if m.Status != c.status {
 		// An event moved the message while it was in flight; record the attempt only.
 		note(m, LogEntry{Event: "attempt", Code: out.Code, Detail: out.Detail}, at)
-		return m, w.saveDone(txn, m, prev, prevDue, u)
+		return m, w.s.persist(context.Background(), txn, m, prev, prevDue)
 	}
 	m.Due = 0
 	if !suppressed {
@@ -451,12 +644,5 @@ func (w *Worker) apply(txn *store.Txn, c *claimed, out Outcome, suppressed bool)
 	if moveErr != nil {
 		note(m, LogEntry{Event: "attempt", Code: out.Code, Detail: out.Detail}, at)
 	}
-	return m, w.saveDone(txn, m, prev, prevDue, u)
-}
-
-func (w *Worker) saveDone(txn *store.Txn, m *Message, prev Status, prevDue int64, u string) error {
-	if err := w.s.persist(context.Background(), txn, m, prev, prevDue); err != nil {
-		return err
-	}
-	return txn.Delete(leaseKey(u))
+	return m, w.s.persist(context.Background(), txn, m, prev, prevDue)
 }

@@ -52,6 +52,9 @@ type Options struct {
 	Now func() time.Time
 	// RatePerMinute is the per-key-per-form submission rate (60 when zero).
 	RatePerMinute int
+	// Limiter, when set, holds the per-key-per-form buckets instead of this node's memory (the
+	// buckets in Redis that every node of a deployment shares); it must allow RatePerMinute.
+	Limiter ratelimit.Allower
 	// SpoolDir holds multipart file parts while their submission is validated and stored
 	// (os.TempDir() when empty). Start removes the parts a crash left there.
 	SpoolDir string
@@ -66,7 +69,7 @@ type Options struct {
 type Service struct {
 	o     Options
 	now   func() time.Time
-	limit *ratelimit.Limiter
+	limit ratelimit.Allower
 	cache *tenancy.Cache[*compiled]
 	log   *slog.Logger
 	m     *metrics
@@ -102,10 +105,14 @@ func New(o Options) (*Service, error) {
 		o.SpoolDir = os.TempDir()
 	}
 	cache := tenancy.NewCache[*compiled](4096, "form", "captcha", "project")
+	limit := o.Limiter
+	if limit == nil {
+		limit = ratelimit.New(ratelimit.Options{Rate: rate, Per: time.Minute, Now: now})
+	}
 	return &Service{
 		o:     o,
 		now:   now,
-		limit: ratelimit.New(ratelimit.Options{Rate: rate, Per: time.Minute, Now: now}),
+		limit: limit,
 		cache: cache,
 		log:   log,
 		m:     newMetrics(o.Registerer),
@@ -260,7 +267,7 @@ func (s *Service) Admit(ctx context.Context, project, slug, keyHash string) (Adm
 		s.m.observe(err)
 		return Admission{}, err
 	}
-	if ok, retry := s.limit.Allow(keyHash + "/" + project + "/" + slug); !ok {
+	if ok, retry := s.limit.Allow(ctx, keyHash+"/"+project+"/"+slug); !ok {
 		err := rateLimited(retry)
 		s.m.observe(err)
 		return Admission{}, err

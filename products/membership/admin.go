@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // ConnectionView is a connection as the admin API shows it: everything but the identity
@@ -24,6 +25,13 @@ type ConnectionView struct {
 // errNoDB says the service was built over a Source without the store the admin list reads.
 var errNoDB = errors.New("membership: the admin list needs Options.DB")
 
+// viewOf is the admin view of a stored connection.
+func viewOf(c Connection) ConnectionView {
+	return ConnectionView{Name: c.Name, Active: c.Active, IdpPublishableKey: c.IdpPublishableKey,
+		IdpInstanceDomain: c.IdpInstanceDomain, HasIdpSecretKey: c.IdpSecretKey != "", SignUpEnabled: c.SignUpEnabled,
+		OrganizationsEnabled: c.OrganizationsEnabled, Appearance: c.Appearance}
+}
+
 // Connections lists a project's connections in name order, secrets withheld.
 func (s *Service) Connections(ctx context.Context, project string) ([]ConnectionView, error) {
 	if s.db == nil {
@@ -36,11 +44,79 @@ func (s *Service) Connections(ctx context.Context, project string) ([]Connection
 			if err := json.Unmarshal(v, &c); err != nil {
 				return false, err
 			}
-			out = append(out, ConnectionView{Name: c.Name, Active: c.Active, IdpPublishableKey: c.IdpPublishableKey,
-				IdpInstanceDomain: c.IdpInstanceDomain, HasIdpSecretKey: c.IdpSecretKey != "", SignUpEnabled: c.SignUpEnabled,
-				OrganizationsEnabled: c.OrganizationsEnabled, Appearance: c.Appearance})
+			out = append(out, viewOf(c))
 			return true, nil
 		})
 	})
 	return out, err
+}
+
+// Notifier tells every listener of tenancy (this service's cache, the other nodes) about a
+// change made outside an apply; *tenancy.Service implements it.
+type Notifier interface {
+	Notify(ctx context.Context, changes []tenancy.Change)
+}
+
+var _ Notifier = (*tenancy.Service)(nil)
+
+// SetActive is the dashboard's active switch: active true makes the named connection the
+// project's one active connection (the others are made inactive in the same transaction, the
+// document's rule of at most one); false leaves the project with none (GET /config answers
+// 404 NO_ACTIVE_CONNECTION). The document owns the flag: the next apply that states the
+// project's connections writes its own active: back. It answers ErrConnectionNotFound for an
+// unknown name and the project's connections after the switch.
+func (s *Service) SetActive(ctx context.Context, project, name string, active bool) ([]ConnectionView, error) {
+	if s.db == nil {
+		return nil, errNoDB
+	}
+	var changes []tenancy.Change
+	err := s.db.Update(ctx, func(txn *store.Txn) error {
+		changes = nil
+		found := false
+		var conns []Connection
+		var olds [][]byte
+		err := txn.Iterate(store.IterOptions{Prefix: connPrefix(project)}, func(_, v []byte) (bool, error) {
+			var c Connection
+			if err := json.Unmarshal(v, &c); err != nil {
+				return false, err
+			}
+			found = found || c.Name == name
+			conns = append(conns, c)
+			olds = append(olds, append([]byte(nil), v...))
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+		if !found {
+			return ErrConnectionNotFound
+		}
+		for i, c := range conns {
+			want := c.Name == name && active
+			if c.Active == want {
+				continue
+			}
+			c.Active = want
+			nv, err := json.Marshal(c)
+			if err != nil {
+				return err
+			}
+			if err := txn.Set(connKey(project, c.Name), nv); err != nil {
+				return err
+			}
+			changes = append(changes, tenancy.Change{Op: "updated", Kind: "connection", Project: project, Name: c.Name, Old: olds[i], New: nv})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) > 0 {
+		if s.notify != nil {
+			s.notify.Notify(ctx, changes)
+		} else {
+			s.Changed(ctx, changes)
+		}
+	}
+	return s.Connections(ctx, project)
 }

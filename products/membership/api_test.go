@@ -341,7 +341,7 @@ func TestConfigSurvivesRestart(t *testing.T) {
 // edge/cmd/gatehouse does.
 func newService(t testing.TB, d edgetest.Deps) *membership.Service {
 	t.Helper()
-	svc, err := membership.NewService(membership.Options{DB: d.DB})
+	svc, err := membership.NewService(membership.Options{DB: d.DB, Notify: d.Tenancy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,9 @@ import (
 // or none marked active).
 var ErrNoActiveConnection = errors.New("membership: no active connection")
 
+// ErrConnectionNotFound reports a connection name the project does not have (admin API).
+var ErrConnectionNotFound = errors.New("membership: no such connection")
+
 // CodeNoActiveConnection is the interface's code for ErrNoActiveConnection.
 const CodeNoActiveConnection = "NO_ACTIVE_CONNECTION"
 
@@ -20,6 +23,8 @@ func apiError(err error) error {
 		return nil
 	case errors.Is(err, ErrNoActiveConnection):
 		return apierr.New(404, CodeNoActiveConnection, "the project has no active sign-in connection", err)
+	case errors.Is(err, ErrConnectionNotFound):
+		return apierr.New(404, apierr.CodeNotFound, "the project has no connection of this name", err)
 	default:
 		return err
 	}

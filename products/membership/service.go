@@ -33,14 +33,18 @@ type Options struct {
 	Source Source
 	// CacheSize is the number of projects whose answer is kept (DefaultCacheSize when <= 0).
 	CacheSize int
+	// Notify announces the admin API's active switch to every tenancy listener (the caches of
+	// this node and, through tenancy, the other nodes); nil drops this service's cache only.
+	Notify Notifier
 }
 
 // Service answers the boot configuration of a project, through the tenancy cache (per project,
 // generation-guarded, dropped by connection and project changes).
 type Service struct {
-	src   Source
-	db    *store.DB // the admin list's store; nil when only a Source was given
-	cache *tenancy.Cache[entry]
+	src    Source
+	db     *store.DB // the admin list's store; nil when only a Source was given
+	notify Notifier
+	cache  *tenancy.Cache[entry]
 }
 
 // NewService returns a Service; it starts nothing. Join it to tenancy with Service.Add.
@@ -54,7 +58,7 @@ func NewService(o Options) (*Service, error) {
 	if o.CacheSize <= 0 {
 		o.CacheSize = DefaultCacheSize
 	}
-	return &Service{src: o.Source, db: o.DB, cache: tenancy.NewCache[entry](o.CacheSize, "connection", "project")}, nil
+	return &Service{src: o.Source, db: o.DB, notify: o.Notify, cache: tenancy.NewCache[entry](o.CacheSize, "connection", "project")}, nil
 }
 
 // Sections implements tenancy.Owner: the membership key of every project.

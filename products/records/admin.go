@@ -8,10 +8,12 @@ import (
 )
 
 // AdminQuery is the dashboard's record list: every record of a collection, published or not,
-// in id order, optionally narrowed by filters of the public list's syntax (read as a secret key).
+// optionally narrowed by filters and q and ordered by sort, in the public list's syntax (read
+// as a secret key).
 type AdminQuery struct {
 	Project, Collection string
 	Filters             []string
+	Q, Sort             string
 	Limit               int // 25 when <= 0
 	Cursor              string
 }
@@ -35,59 +37,50 @@ func (s *Service) Collections(ctx context.Context, project string) ([][]byte, er
 }
 
 // AdminList lists a collection's records, unpublished ones included, each in the admin view
-// (the secret projection plus "published"). The cursor carries the last id of the page.
+// (the secret projection plus "published"). Filters, q and sort are the public list's, read as
+// a secret key (private fields allowed); the order is sort's, createdAt ascending by default.
+// The indexes hold published records only, so the list reads every record of the collection
+// (a dashboard page, not a hot path); its cursors are valid for the admin list alone.
 func (s *Service) AdminList(ctx context.Context, q AdminQuery) (Page, error) {
 	sch, err := s.Schema(ctx, q.Project, q.Collection)
 	if err != nil {
 		return Page{}, err
 	}
-	fs := make([]Filter, 0, len(q.Filters))
-	for _, raw := range q.Filters {
-		f, err := compileFilter(sch, raw, true)
-		if err != nil {
-			return Page{}, err
-		}
-		fs = append(fs, f)
+	c, err := compile(sch, true, q.Filters, q.Q, q.Sort)
+	if err != nil {
+		return Page{}, err
 	}
-	scope := "records-admin\x00" + q.Project + "\x00" + q.Collection
-	for _, raw := range q.Filters {
-		scope += "\x00" + raw
-	}
+	c.drafts = true
+	c.scope = "records-admin\x00" + c.scope
 	if q.Limit <= 0 {
 		q.Limit = 25
 	}
-	prefix := recPrefix(q.Project, q.Collection)
-	var start []byte
+	p := &plan{criteria: c, access: stream, limit: q.Limit}
 	if q.Cursor != "" {
-		last, err := s.cursors.Decode(scope, q.Cursor)
+		payload, err := s.cursors.Decode(c.scope, q.Cursor)
 		if err != nil {
 			return Page{}, err
 		}
-		// The key after the last id: ids never hold a zero byte.
-		start = append(append(append([]byte{}, prefix...), last...), 0)
+		t, err := decodeCursor(payload, len(c.sort))
+		if err != nil {
+			return Page{}, err
+		}
+		p.after = &t
 	}
 	var page Page
-	var lastID string
-	err = s.db.View(ctx, func(txn *store.Txn) error {
-		return txn.Iterate(store.IterOptions{Prefix: prefix, Start: start}, func(k, v []byte) (bool, error) {
-			id := string(k[len(prefix):])
-			r, err := decodeRecord(id, append([]byte{}, v...))
-			if err != nil {
-				return false, err
-			}
-			for i := range fs {
-				if !fs[i].match(r) {
-					return true, nil
-				}
-			}
-			if len(page.Items) == q.Limit {
-				page.Next = s.cursors.Encode(scope, []byte(lastID))
-				return false, nil
-			}
+	err = s.view(ctx, func(rd *recReader) error {
+		recs, err := s.stream(ctx, rd, p, q.Limit+1)
+		if err != nil {
+			return err
+		}
+		if len(recs) > q.Limit {
+			recs = recs[:q.Limit]
+			page.Next = s.cursors.Encode(c.scope, encodeCursor(c.tupleOf(recs[len(recs)-1])))
+		}
+		for _, r := range recs {
 			page.Items = append(page.Items, adminJSON(r))
-			lastID = id
-			return true, nil
-		})
+		}
+		return nil
 	})
 	return page, err
 }

@@ -20,7 +20,8 @@ func (p *Product) collections(c *fiber.Ctx) error {
 	return httpx.WriteRawList(c, items, "")
 }
 
-// adminList answers the dashboard's record list (unpublished records included).
+// adminList answers the dashboard's record list (unpublished records included), with the
+// public list's filter, q and sort.
 func (p *Product) adminList(c *fiber.Ctx) error {
 	t, err := p.scope(c)
 	if err != nil {
@@ -31,7 +32,8 @@ func (p *Product) adminList(c *fiber.Ctx) error {
 		return err
 	}
 	page, err := p.svc.AdminList(c.UserContext(), AdminQuery{Project: t.project, Collection: t.collection,
-		Filters: filters(c), Limit: limit, Cursor: utils.CopyString(c.Query("cursor"))})
+		Filters: filters(c), Q: utils.CopyString(c.Query("q")), Sort: utils.CopyString(c.Query("sort")),
+		Limit: limit, Cursor: utils.CopyString(c.Query("cursor"))})
 	if err != nil {
 		return err
 	}

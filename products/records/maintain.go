@@ -76,10 +76,16 @@ func (s *Service) kickTitles() {
 
 // titleWorker follows the title journal into the index: woken by each write, and every second
 // in case a drain failed (an entry leaves the journal only once the index holds it). Drains are
-// at least titleEvery apart, so a burst of writes makes one index batch, not one each.
+// at least titleEvery apart, so a burst of writes makes one index batch, not one each. On a
+// shared store it also polls every followPoll for the other nodes' writes, and prunes the
+// journal now and then (follow.go).
 func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	tick := time.NewTicker(time.Second)
+	every := time.Second
+	if s.shared {
+		every = followPoll
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for ticks := 0; ; {
 		full := false
@@ -94,6 +100,11 @@ func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 		if err := s.drainJournal(context.Background(), full); err != nil {
 			s.log.Error("records: update title index; retrying", "err", err)
 		}
+		if full && s.shared {
+			if err := s.pruneJournal(context.Background()); err != nil {
+				s.log.Warn("records: pruning the title journal failed; retrying later", "err", err)
+			}
+		}
 		select {
 		case <-stop:
 			return
@@ -107,6 +118,12 @@ const titleEvery = 400 * time.Millisecond
 
 // catchUp is Start's work before the worker runs.
 func (s *Service) catchUp(ctx context.Context) error {
+	if s.shared {
+		if err := s.catchUpShared(ctx); err != nil {
+			return err
+		}
+		return s.buildCompound(ctx)
+	}
 	if s.titles.Fresh {
 		if err := s.rebuildTitles(ctx); err != nil {
 			return err
@@ -193,6 +210,9 @@ func (s *Service) drainTitlesErr(ctx context.Context) error { return s.drainJour
 // and every minute, catch an entry a wall clock stepping back would have put behind the
 // resume point; they walk the deleted entries badger has not compacted away yet).
 func (s *Service) drainJournal(ctx context.Context, full bool) error {
+	if s.shared {
+		return s.follow(ctx) // other nodes read the journal too: see follow.go
+	}
 	s.titleMu.Lock()
 	defer s.titleMu.Unlock()
 	if full || s.journalNext == nil {

@@ -22,6 +22,8 @@ type criteria struct {
 	sort    []SortKey
 	// scope names the criteria in cursors: a cursor is valid only for the query that made it.
 	scope string
+	// drafts matches unpublished records too (the dashboard's list, never a public read).
+	drafts bool
 }
 
 // access is how a plan reaches its records.
@@ -130,9 +132,10 @@ func (p *plan) candidate(r *record) (tuple, bool) {
 	return t, true
 }
 
-// match reports whether a stored record is a published result of the query.
+// match reports whether a stored record is a published result of the query (or an
+// unpublished one, when the criteria take drafts).
 func (c *criteria) match(r *record) bool {
-	if !r.published {
+	if !r.published && !c.drafts {
 		return false
 	}
 	for i := range c.filters {

@@ -16,14 +16,17 @@ import (
 // checked against the criteria, so a plan can only make a query slower, never wrong.
 
 // estimate reads a counter for the planner: from a cache when no write committed since the
-// cached value was read, else from the store. Plans only, never answers, depend on it.
+// cached value was read (on a shared store: and it is recent), else from the store. Plans
+// only, never answers, depend on it.
 func (rd *recReader) estimate(k []byte) (int64, error) {
-	if c, ok := rd.s.estimates.Get(string(k)); ok && c.gen == rd.gen && rd.s.gen.Load() == rd.gen {
+	now := rd.s.now().UnixMilli()
+	if c, ok := rd.s.estimates.Get(string(k)); ok && c.gen == rd.gen && rd.s.gen.Load() == rd.gen &&
+		(!rd.s.shared || now-c.at < sharedEstimateAge.Milliseconds()) {
 		return c.n, nil
 	}
 	n, err := readCounter(rd.txn, k)
 	if err == nil && rd.s.gen.Load() == rd.gen {
-		rd.s.estimates.Add(string(k), estimate{n: n, gen: rd.gen})
+		rd.s.estimates.Add(string(k), estimate{n: n, gen: rd.gen, at: now})
 	}
 	return n, err
 }
@@ -123,9 +126,15 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 		return s.scanSorted(ctx, rd, p, want, nil)
 	}
 	// Several sort keys and nothing selective: stream every record, keep the best want.
+	return s.stream(ctx, rd, p, want)
+}
+
+// stream reads every record of the plan's collection and keeps the best want candidates, in
+// sort order (the plan's access path is not consulted: it works for any criteria).
+func (s *Service) stream(ctx context.Context, rd *recReader, p *plan, want int) ([]*record, error) {
 	var recs []*record
 	var tuples []tuple
-	err = rd.txn.Iterate(store.IterOptions{Prefix: recPrefix(p.sch.Project, p.sch.Name)}, func(k, v []byte) (bool, error) {
+	err := rd.txn.Iterate(store.IterOptions{Prefix: recPrefix(p.sch.Project, p.sch.Name)}, func(k, v []byte) (bool, error) {
 		r, err := decodeRecord(store.LastPart(k), v)
 		if err != nil {
 			return false, err

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,6 +41,13 @@ type Options struct {
 	CandidateLimit, SearchLimit int
 	// HotRecords is how many decoded records the read cache keeps (default 20000).
 	HotRecords int
+	// Shared says other gateway nodes write the same store (a shared database): each node's
+	// title index follows the journal without consuming it (follow.go), and cached reads are
+	// checked against the store.
+	Shared bool
+	// JournalRetention is how long a shared store keeps title journal entries
+	// (DefaultJournalRetention when zero); a node away longer rebuilds its title index.
+	JournalRetention time.Duration
 }
 
 // Service answers record queries and performs record writes.
@@ -76,6 +84,13 @@ type Service struct {
 	titleDone chan struct{}
 	// lifeMu guards the worker's start and stop.
 	lifeMu sync.Mutex
+	// shared and retention are Options.Shared and JournalRetention; fol (under titleMu) is
+	// this node's place in the shared journal (follow.go). jnow is the clock of journal ids
+	// (store.NewID: the wall clock), which the follower and the pruning compare with.
+	shared    bool
+	retention time.Duration
+	fol       follower
+	jnow      func() time.Time
 }
 
 // New returns the service. Call Start before serving (it repairs the title index).
@@ -84,7 +99,11 @@ func New(o Options) (*Service, error) {
 		return nil, errors.New("records: DB, Tenancy, Titles and Cursors are required")
 	}
 	s := &Service{db: o.DB, ten: o.Tenancy, titles: o.Titles, cursors: o.Cursors, log: o.Log,
-		filter: o.ReadFilter, now: o.Now, candLimit: o.CandidateLimit, qLimit: o.SearchLimit}
+		filter: o.ReadFilter, now: o.Now, candLimit: o.CandidateLimit, qLimit: o.SearchLimit,
+		shared: o.Shared, retention: o.JournalRetention, jnow: time.Now}
+	if s.retention <= 0 {
+		s.retention = DefaultJournalRetention
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -178,11 +197,17 @@ func (s *Service) applyReadFilter(ctx context.Context, project, coll string, ite
 	return res, nil
 }
 
-// estimate is a counter value read while the write generation was gen.
+// estimate is a counter value read while the write generation was gen, at time at (unix
+// milliseconds; on a shared store, where other nodes' writes do not move gen, an estimate is
+// trusted for sharedEstimateAge only).
 type estimate struct {
 	n   int64
 	gen uint64
+	at  int64
 }
+
+// sharedEstimateAge is how long a cached counter is used on a shared store.
+const sharedEstimateAge = time.Second
 
 // recReader reads records inside one View transaction through the hot-record cache.
 type recReader struct {
@@ -201,6 +226,9 @@ func (s *Service) view(ctx context.Context, fn func(rd *recReader) error) error 
 // read from the store is cached only when no write committed since the transaction began.
 func (rd *recReader) get(project, coll, id string) (*record, error) {
 	k := string(recKey(project, coll, id))
+	if rd.s.shared {
+		return rd.getShared(k, id, true)
+	}
 	if r, ok := rd.s.hot.Get(k); ok {
 		return r, nil
 	}
@@ -213,10 +241,38 @@ func (rd *recReader) get(project, coll, id string) (*record, error) {
 
 // peek is get without caching what it reads (aggregates read many records once).
 func (rd *recReader) peek(project, coll, id string) (*record, error) {
+	if rd.s.shared {
+		return rd.getShared(string(recKey(project, coll, id)), id, false)
+	}
 	if r, ok := rd.s.hot.Peek(string(recKey(project, coll, id))); ok {
 		return r, nil
 	}
 	return getRecord(rd.txn, project, coll, id)
+}
+
+// getShared is get (keep: cache what it decodes) or peek on a shared store, where other
+// nodes write records without this node hearing of it: the stored bytes are read every time,
+// and the cached decoding is used only when it was decoded from the same bytes.
+func (rd *recReader) getShared(k, id string, keep bool) (*record, error) {
+	raw, err := rd.txn.Get([]byte(k))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := rd.s.hot.Peek(k); ok && bytes.Equal(r.raw, raw) {
+		if keep {
+			rd.s.hot.Get(k) // mark it recently used
+		}
+		return r, nil
+	}
+	r, err := decodeRecord(id, raw)
+	if err == nil && keep {
+		r.raw = raw
+		rd.s.hot.Add(k, r)
+	}
+	return r, err
 }
 
 // invalidate forgets cached records after a commit that wrote them (all when keys is nil).

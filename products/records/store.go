@@ -121,6 +121,9 @@ type record struct {
 	idx       []idxVal
 	segs      []segment
 	pub, sec  atomic.Pointer[[]byte]
+	// raw is the stored encoding the record was decoded from, kept by the read cache of a
+	// shared store to check a cached record against the store (recReader.getShared).
+	raw []byte
 }
 
 // json returns the record's public or secret projection: id, fields in definition order,

@@ -211,7 +211,7 @@ orgs:
 `
 
 // foreign is what a member of acme must never reach: ids of globex's data.
-type foreign struct{ message, asset, submission string }
+type foreign struct{ message, asset, submission, session string }
 
 // scopeCase is what a member of acme sends to one admin route with globex's ids, and what it
 // must get: want is the status; for lists answered 200, the body must not name globex's data.
@@ -246,6 +246,17 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"GET /users":           {path: "/users?org=globex", want: 403},
 		"POST /users":          {path: "/users", body: `{"email":"x@globex.test","password":"long enough pw","org":"globex"}`, want: 403},
 		"DELETE /users/:email": {path: "/users/owner@globex.test", want: 403},
+		"PATCH /users/:email":  {path: "/users/owner@globex.test", body: `{"role":"member"}`, want: 403},
+
+		"GET /session/sessions":        {skip: "lists the caller's own sessions"},
+		"DELETE /session/sessions":     {skip: "ends the caller's own other sessions"},
+		"DELETE /session/sessions/:id": {path: "/session/sessions/" + f.session, want: 404},
+		"PUT /session/password":        {skip: "changes the caller's own password"},
+
+		"GET /orgs/:org/invites":           {path: "/orgs/globex/invites", want: 404},
+		"POST /orgs/:org/invites":          {path: "/orgs/globex/invites", body: `{"email":"x@globex.test"}`, want: 404},
+		"DELETE /orgs/:org/invites/:email": {path: "/orgs/globex/invites/x@globex.test", want: 404},
+		"POST /invites/accept":             {skip: "the invite's token is the credential; it names no org"},
 
 		"GET /email/messages":     {path: "/email/messages", want: 200},
 		"GET /email/messages/:id": {path: "/email/messages/" + f.message, want: 404},
@@ -277,9 +288,10 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"POST /projects/:project/collections/:collection/records/:id/publish":   {path: rec + "/g-1/publish", want: 404},
 		"POST /projects/:project/collections/:collection/records/:id/unpublish": {path: rec + "/g-1/unpublish", want: 404},
 
-		"GET /projects/:project/connections":        {path: "/projects/globex-site/connections", want: 404},
-		"GET /projects/:project/plugins":            {path: "/projects/globex-site/plugins", want: 404},
-		"GET /projects/:project/plugins/:name/logs": {path: "/projects/globex-site/plugins/x/logs", want: 404},
+		"GET /projects/:project/connections":              {path: "/projects/globex-site/connections", want: 404},
+		"PUT /projects/:project/connections/:name/active": {path: "/projects/globex-site/connections/main/active", body: `{"active":false}`, want: 404},
+		"GET /projects/:project/plugins":                  {path: "/projects/globex-site/plugins", want: 404},
+		"GET /projects/:project/plugins/:name/logs":       {path: "/projects/globex-site/plugins/x/logs", want: 404},
 
 		"GET /projects/:project/webhooks":                  {path: "/projects/globex-site/webhooks", want: 404},
 		"GET /projects/:project/webhooks/:name/deliveries": {path: "/projects/globex-site/webhooks/x/deliveries", want: 404},
@@ -307,7 +319,11 @@ func TestAdminRoutesScopeEveryRoute(t *testing.T) {
 	f.asset, _ = g.public(t, "POST", "/files/upload/presigned", "sk_live_globex_scope_server",
 		`{"filename":"secret.png","mimeType":"image/png","size":10}`)["assetId"].(string)
 	f.submission, _ = g.public(t, "POST", "/forms/forms/contact/submit", "pk_live_globex_scope_web", `{"email":"globex-secret@example.test"}`)["id"].(string)
-	if f.message == "" || f.asset == "" || f.submission == "" {
+	g.login(t, "owner@globex.test", testUserPassword)
+	if ss, err := g.access.users.Sessions(ctx, "owner@globex.test", ""); err == nil && len(ss) == 1 {
+		f.session = ss[0].ID
+	}
+	if f.message == "" || f.asset == "" || f.submission == "" || f.session == "" {
 		t.Fatalf("globex data not made: %+v", f)
 	}
 	secrets := []string{f.message, f.asset, f.submission, "Globex secret", "Globex only", "globex-secret@example.test", "kept@globex.test"}
@@ -356,7 +372,7 @@ func TestAdminRoutesScopeEveryRoute(t *testing.T) {
 	// before anything else: even on the member's own org.
 	for _, route := range routes {
 		method, path, _ := strings.Cut(route, " ")
-		if method == http.MethodGet || route == "POST /session" {
+		if method == http.MethodGet || route == "POST /session" || route == "POST /invites/accept" {
 			continue
 		}
 		path = strings.NewReplacer(":project", "acme-site", ":org", "acme", "\\", "").Replace(path)
@@ -386,6 +402,9 @@ func TestAdminRoutesScopeEveryRoute(t *testing.T) {
 		t.Errorf("globex record after the member's requests: %d %s", code, out)
 	}
 	gc, _ := g.login(t, "owner@globex.test", testUserPassword)
+	if ss, _ := g.access.users.Sessions(ctx, "owner@globex.test", ""); len(ss) != 2 {
+		t.Errorf("globex owner's sessions after the member's requests: %d, want 2", len(ss))
+	}
 	if code, out := g.call(t, "GET", "/admin/v1/email/messages/"+f.message, "", "", "Cookie", gc); code != 200 {
 		t.Errorf("globex's owner reading its message = %d %s", code, out)
 	}

@@ -85,6 +85,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
+	if err := checkSharedBlobs(cfg); err != nil {
+		return err
+	}
 	log := newLogger(cfg, stderr)
 	// Listen first: an empty public_url is derived from the address really bound (the port
 	// of ":0" included), before anything builds a URL from it.
@@ -133,7 +136,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
-	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg, cursors: cursors, blobs: blobs})
+	rdb, err := openRedis(cfg, log)
+	if err != nil {
+		return err
+	}
+	if rdb != nil {
+		defer rdb.Close()
+	}
+	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg, cursors: cursors, blobs: blobs, redis: rdb})
 	if err != nil {
 		return err
 	}
@@ -204,6 +214,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	_ = ln.Close() // in case Serve had not registered it yet
 	<-errc
 	return app.stop(sctx)
+}
+
+// errLocalBlobs refuses a node on the shared database whose blobs only it could read.
+var errLocalBlobs = errors.New("storage.backend postgres is for many nodes, and they must read each other's files: " +
+	"set files.backend s3, or files.local_shared: true (GATEHOUSE_FILES_LOCAL_SHARED=true) when the blob folder {data}/blobs is shared by every node")
+
+// checkSharedBlobs refuses the postgres backend with a blob store other nodes cannot read
+// (decisions.md 8.4).
+func checkSharedBlobs(cfg config.Config) error {
+	if cfg.Storage.Backend == config.BackendPostgres && !cfg.SharedBlobs() {
+		return errLocalBlobs
+	}
+	return nil
 }
 
 // keyPrefix names a key value by its kind prefix only: "sk_live_…".

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
@@ -39,6 +40,8 @@ type deps struct {
 	egress *egress.Policy
 	// hooks queues webhook events; products reach it through adapters (wire_webhooks.go).
 	hooks *webhooks.Service
+	// redis is the client of redis.url (nil without one): shared limits, the change feed.
+	redis *redis.Client
 }
 
 // component is a product's background part: started after the server listens, stopped on shutdown.

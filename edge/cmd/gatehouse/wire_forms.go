@@ -4,10 +4,19 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/embedhost"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
 )
+
+// formsRate is forms.rate_per_minute, or the interface's 60 when unset.
+func formsRate(n int) int {
+	if n <= 0 {
+		return 60
+	}
+	return n
+}
 
 // addForms wires the Forms product (public routes and the admin inbox) and the embed host.
 func (a *assembly) addForms(ctx context.Context, d deps) error {
@@ -15,6 +24,7 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 		DB:            d.db,
 		Blobs:         d.blobs,
 		RatePerMinute: d.cfg.Forms.RatePerMinute,
+		Limiter:       sharedLimiter(d, "forms", formsRate(d.cfg.Forms.RatePerMinute), time.Minute),
 		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
 			d.cfg.Captcha.ReCaptcha.VerifyURL, d.egress.Client()),
 		Filter:     formsPlugins{h: d.plugins},

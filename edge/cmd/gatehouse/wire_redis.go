@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/ratelimit"
+	"github.com/gatehouse-dev/gatehouse/edge/ratelimit/redisrate"
+)
+
+// openRedis returns the client of redis.url (nil without one), shared by the rate limits and
+// the change feed. It connects lazily: a Redis that is down at start only makes the node limit
+// on its own until Redis answers. Logs and errors carry the URL without its password.
+func openRedis(cfg config.Config, log *slog.Logger) (*redis.Client, error) {
+	if cfg.Redis.URL == "" {
+		return nil, nil
+	}
+	opt, err := redis.ParseURL(cfg.Redis.URL)
+	if err != nil {
+		// The parser's message may quote the URL: name the redacted one instead.
+		return nil, fmt.Errorf("redis.url %s: not a Redis URL", cfg.Redis.RedactedURL())
+	}
+	c := redis.NewClient(opt)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		log.Warn("redis: not answering at start; limits stay per node until it does", "url", cfg.Redis.RedactedURL(), "err", err)
+	} else {
+		log.Info("redis: connected", "url", cfg.Redis.RedactedURL())
+	}
+	return c, nil
+}
+
+// sharedLimiter returns buckets in Redis every node shares (name keeps them apart from other
+// limits), or nil without Redis: the product then keeps its buckets in this node's memory.
+func sharedLimiter(d deps, name string, rate int, per time.Duration) ratelimit.Allower {
+	if d.redis == nil {
+		return nil
+	}
+	return redisrate.New(d.redis, redisrate.Options{Name: name, Rate: rate, Per: per,
+		Log: d.log.With("component", "ratelimit", "limit", name)})
+}

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// badgerEngine is the embedded backend: one badger database and its group committer.
+type badgerEngine struct {
+	bdb *badger.DB
+	c   *committer
+	// closed makes a second Close a no-op.
+	closed bool
+}
+
+var _ engine = (*badgerEngine)(nil)
+
+func openBadger(opts Options) (*badgerEngine, error) {
+	bo := badger.DefaultOptions(opts.Dir)
+	if opts.InMemory {
+		bo = badger.DefaultOptions("").WithInMemory(true)
+	} else if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
+		return nil, fmt.Errorf("store: create data folder: %w", err)
+	}
+	// Badger would fsync once per transaction; the committer syncs once per group instead.
+	bo = bo.WithSyncWrites(false).
+		WithLogger(slogAdapter{l: opts.Logger}).
+		WithNumVersionsToKeep(1).
+		WithMetricsEnabled(false).
+		WithBlockCacheSize(int64(orDefault(opts.BlockCacheMB, DefaultBlockCacheMB)) << 20).
+		WithIndexCacheSize(int64(orDefault(opts.IndexCacheMB, DefaultIndexCacheMB)) << 20).
+		WithMemTableSize(int64(orDefault(opts.MemTableMB, DefaultMemTableMB)) << 20).
+		WithNumMemtables(orDefault(opts.NumMemtables, DefaultNumMemtables)).
+		WithNumCompactors(2)
+	bdb, err := badger.Open(bo)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %q: %w", opts.Dir, err)
+	}
+	durable := opts.SyncWrites && !opts.InMemory
+	e := &badgerEngine{bdb: bdb, c: newCommitter(bdb, bo.Dir, durable)}
+	e.c.start()
+	return e, nil
+}
+
+func (e *badgerEngine) close() error {
+	if e.bdb == nil || e.closed {
+		return nil
+	}
+	e.closed = true
+	if e.c != nil {
+		e.c.close()
+	}
+	return e.bdb.Close()
+}
+
+func (e *badgerEngine) commitStats() (commits, ops uint64) {
+	return e.c.commits.Load(), e.c.ops.Load()
+}
+
+func (e *badgerEngine) syncStats() uint64 { return e.c.syncs.Load() }
+
+func (e *badgerEngine) sync() error { return e.c.syncAll() }
+
+func (e *badgerEngine) size() (lsm, vlog int64) { return e.bdb.Size() }
+
+func (e *badgerEngine) view(_ context.Context, fn func(*Txn) error) error {
+	return e.bdb.View(func(t *badger.Txn) error { return fn(&Txn{r: badgerReader{t}}) })
+}
+
+func (e *badgerEngine) update(ctx context.Context, fn func(*Txn) error) error {
+	return e.c.submit(ctx, fn)
+}
+
+// badgerBatch is badger's own write batch.
+type badgerBatch struct {
+	wb *badger.WriteBatch
+	c  *committer
+}
+
+func (e *badgerEngine) newBatch() batchWriter {
+	return &badgerBatch{wb: e.bdb.NewWriteBatch(), c: e.c}
+}
+
+func (b *badgerBatch) set(key, val []byte) error { return b.wb.Set(key, val) }
+func (b *badgerBatch) delete(key []byte) error   { return b.wb.Delete(key) }
+func (b *badgerBatch) cancel()                   { b.wb.Cancel() }
+
+func (b *badgerBatch) flush() error {
+	if err := b.wb.Flush(); err != nil {
+		return err
+	}
+	if b.c.sync {
+		return b.c.syncAll()
+	}
+	return nil
+}
+
+// badgerReader reads through one badger transaction.
+type badgerReader struct{ t *badger.Txn }
+
+func (r badgerReader) get(key []byte) ([]byte, error) {
+	item, err := r.t.Get(key)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return item.ValueCopy(nil)
+}
+
+func (r badgerReader) has(key []byte) (bool, error) {
+	_, err := r.t.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return false, nil
+	}
+	return err == nil, mapErr(err)
+}
+
+func (r badgerReader) scan(o IterOptions, start []byte) cursor {
+	bo := badger.DefaultIteratorOptions
+	bo.Prefix = o.Prefix
+	bo.Reverse = o.Reverse
+	bo.PrefetchValues = !o.KeysOnly
+	it := r.t.NewIterator(bo)
+	it.Seek(start)
+	return &badgerCursor{it: it, prefix: o.Prefix}
+}
+
+// badgerCursor walks a badger iterator within a prefix.
+type badgerCursor struct {
+	it     *badger.Iterator
+	prefix []byte
+}
+
+func (c *badgerCursor) valid() bool            { return c.it.ValidForPrefix(c.prefix) }
+func (c *badgerCursor) key() []byte            { return c.it.Item().Key() }
+func (c *badgerCursor) value() ([]byte, error) { return c.it.Item().ValueCopy(nil) }
+func (c *badgerCursor) next()                  { c.it.Next() }
+func (c *badgerCursor) err() error             { return nil }
+func (c *badgerCursor) close()                 { c.it.Close() }
+
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return fmt.Errorf("%w: %v", ErrNotFound, err)
+	case errors.Is(err, badger.ErrTxnTooBig):
+		return fmt.Errorf("%w: %v", ErrTooBig, err)
+	case errors.Is(err, badger.ErrConflict):
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	return err
+}

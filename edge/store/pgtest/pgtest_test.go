@@ -1,0 +1,79 @@
+package pgtest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+// Each URL is a database of its own, empty, that takes writes.
+func TestURLGivesFreshDatabases(t *testing.T) {
+	ctx := context.Background()
+	seen := map[string]bool{}
+	for i := 0; i < 2; i++ {
+		u := URL(t)
+		if seen[u] {
+			t.Fatalf("URL returned %s twice", u)
+		}
+		seen[u] = true
+		conn, err := pgx.Connect(ctx, u)
+		if err != nil {
+			t.Fatalf("connect to %s: %v", u, err)
+		}
+		var tables int
+		if err := conn.QueryRow(ctx, "select count(*) from pg_tables where schemaname = 'public'").Scan(&tables); err != nil || tables != 0 {
+			t.Errorf("new database has %d tables (%v), want 0", tables, err)
+		}
+		if _, err := conn.Exec(ctx, "create table t (k bytea primary key)"); err != nil {
+			t.Errorf("create table: %v", err)
+		}
+		var fsync string
+		if err := conn.QueryRow(ctx, "show fsync").Scan(&fsync); err != nil || fsync != "on" {
+			t.Errorf("fsync = %q (%v), want on", fsync, err)
+		}
+		conn.Close(ctx)
+	}
+}
+
+// A server started on the folder of a stopped one finds its data again.
+func TestStartRestartsACluster(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	srv, err := Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	u, err := srv.CreateDatabase(ctx, "kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "create table t (v int); insert into t values (42)"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	srv, err = Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	conn, err = pgx.Connect(ctx, srv.URL("kept"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v int
+	if err := conn.QueryRow(ctx, "select v from t").Scan(&v); err != nil || v != 42 {
+		t.Errorf("after a kill and restart, select v = %d, %v; want 42", v, err)
+	}
+}

@@ -1,0 +1,188 @@
+package records_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/index/title"
+	"github.com/gatehouse-dev/gatehouse/products/records"
+)
+
+// backends are the stores the multi-node tests run on: each opens one database that the
+// test's "nodes" (services in this process, each with its own title index folder) share.
+var backends = []struct {
+	name string
+	open func(t *testing.T) *store.DB
+}{
+	{"badger", func(t *testing.T) *store.DB {
+		db, err := store.Open(store.Options{Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}},
+}
+
+// recNode is one gateway's records product over a shared store: its own tenancy service,
+// title index folder and records service.
+type recNode struct {
+	svc  *records.Service
+	dir  string
+	once sync.Once
+}
+
+// openNode starts a records service over db with its title index in dir. apply applies the
+// test tenants through it (once per store); clock, when set, is its journal clock.
+func openNode(t *testing.T, db *store.DB, dir string, apply bool, clock func() time.Time, retention time.Duration) *recNode {
+	t.Helper()
+	ten := tenancy.New(db, tenancy.Options{})
+	titles, err := title.Open(filepath.Join(dir, "title.bleve"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+	svc, err := records.New(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Shared: true, JournalRetention: retention})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clock != nil {
+		records.SetJournalClockForTest(svc, clock)
+	}
+	if err := ten.Add(svc); err != nil {
+		t.Fatal(err)
+	}
+	if apply {
+		doc, err := tenancy.Parse([]byte(tenants))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ten.Apply(context.Background(), doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	n := &recNode{svc: svc, dir: dir}
+	t.Cleanup(n.close)
+	return n
+}
+
+func (n *recNode) close() { n.once.Do(func() { _ = n.svc.Close() }) }
+
+// search returns the ids q finds in posts through n.
+func (n *recNode) search(t *testing.T, q string) []string {
+	t.Helper()
+	p, err := n.svc.List(context.Background(), records.Query{Project: "demo", Collection: "posts", Q: q, Limit: 50})
+	if err != nil {
+		t.Fatalf("List(q=%s): %v", q, err)
+	}
+	var ids []string
+	for _, it := range p.Items {
+		var r struct{ ID string }
+		_ = json.Unmarshal(it, &r)
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// awaitSearch waits until q finds exactly want through n (the title worker polls the journal).
+func (n *recNode) awaitSearch(t *testing.T, q string, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := n.search(t, q)
+		if strings.Join(got, ",") == strings.Join(want, ",") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("q=%s finds %v, want %v", q, got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func put(t *testing.T, n *recNode, id, title string) {
+	t.Helper()
+	if _, _, err := n.svc.Put(context.Background(), "demo", "posts", records.WriteRecord{ID: id, Data: map[string]any{"title": title, "category": "news"}}); err != nil {
+		t.Fatalf("Put(%s): %v", id, err)
+	}
+}
+
+// titleOf reads a post through n and returns its title.
+func titleOf(t *testing.T, n *recNode, id string) string {
+	t.Helper()
+	raw, err := n.svc.Get(context.Background(), "demo", "posts", id, false, "", "")
+	if err != nil {
+		t.Fatalf("Get(%s): %v", id, err)
+	}
+	var r struct{ Title string }
+	_ = json.Unmarshal(raw, &r)
+	return r.Title
+}
+
+// Two nodes share one store, each with its own title index: what one writes, the other reads
+// at once and finds by q (within the title worker's poll); after a restart of the second its
+// index resumes from its mark, and after an absence longer than the journal's retention it is
+// rebuilt (a deletion whose journal entry was pruned is not found any more).
+func TestNodesFollowTheJournal(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			var skew atomic.Int64 // the journal clock's advance, for the retention case
+			clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+			a := openNode(t, db, t.TempDir(), true, clock, time.Hour)
+			bn := openNode(t, db, t.TempDir(), false, clock, time.Hour)
+
+			// Reads: a record cached by b is read fresh once a changed it.
+			if got := titleOf(t, bn, "post-1"); got != "Hello world" {
+				t.Fatalf("b reads post-1 as %q", got)
+			}
+			put(t, a, "post-1", "Hello changed")
+			if got := titleOf(t, bn, "post-1"); got != "Hello changed" {
+				t.Errorf("b reads post-1 as %q after a changed it, want Hello changed", got)
+			}
+
+			// Titles written on either node are found on the other.
+			put(t, a, "x-1", "Zebra crossing")
+			bn.awaitSearch(t, "zebra", "x-1")
+			put(t, bn, "x-2", "Zebra stripes")
+			a.awaitSearch(t, "zebra", "x-1", "x-2")
+			bn.awaitSearch(t, "changed", "post-1")
+
+			// b restarts; a writes meanwhile: b's index resumes from its mark.
+			bn.close()
+			put(t, a, "x-3", "Zebra herd")
+			if err := a.svc.Delete(context.Background(), "demo", "posts", "x-2"); err != nil {
+				t.Fatal(err)
+			}
+			bn = openNode(t, db, bn.dir, false, clock, time.Hour)
+			bn.awaitSearch(t, "zebra", "x-1", "x-3")
+
+			// b is away longer than the retention; the journal entries of a deletion made
+			// meanwhile are pruned: b rebuilds its index at start.
+			bn.close()
+			if err := a.svc.Delete(context.Background(), "demo", "posts", "x-3"); err != nil {
+				t.Fatal(err)
+			}
+			skew.Store(int64(2 * time.Hour))
+			if err := records.PruneJournalForTest(a.svc); err != nil {
+				t.Fatal(err)
+			}
+			bn = openNode(t, db, bn.dir, false, clock, time.Hour)
+			if got := bn.search(t, "zebra"); len(got) != 1 || got[0] != "x-1" {
+				t.Errorf("after a rebuild q=zebra finds %v on b, want [x-1]", got)
+			}
+		})
+	}
+}
