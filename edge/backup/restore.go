@@ -2,63 +2,48 @@ package backup
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
-// Restore reads an archive into dataDir, which must be missing or empty (ErrNotEmpty): the
-// database into dataDir/db (opened with opts, its Dir replaced) and the blob files into
-// dataDir/blobs, the layout `gatehouse serve --data dataDir` reads. On failure it removes what
-// it wrote.
-func Restore(ctx context.Context, r io.Reader, dataDir string, opts store.Options) (m Manifest, err error) {
-	if err := checkEmpty(dataDir); err != nil {
-		return m, err
-	}
-	dbDir, blobsDir := filepath.Join(dataDir, "db"), filepath.Join(dataDir, "blobs")
-	defer func() {
-		if err != nil {
-			_ = os.RemoveAll(dbDir)
-			_ = os.RemoveAll(blobsDir)
-		}
-	}()
-	opts.Dir, opts.InMemory = dbDir, false
-	var blobs *blob.Local
+// Target is where Restore writes: an open store of either backend, which must be empty
+// (CheckEmpty), and the blob store that receives the archive's files.
+type Target struct {
+	DB *store.DB
+	// Blobs receives the blob files; nil refuses an archive that holds any.
+	Blobs blob.Store
+}
+
+// Restore reads an archive into t: the database stream into t.DB (whichever backend wrote
+// it), then the blob files into t.Blobs. Verify the archive first: Restore refuses a bad
+// entry only when it reaches it, after it wrote the ones before.
+func Restore(ctx context.Context, r io.Reader, t Target) (m Manifest, err error) {
 	loaded := false
 	err = walk(r, &m, func(h *tar.Header, tr *tar.Reader) error {
-		switch {
-		case h.Name == dbName && !loaded:
-			loaded = true
-			db, err := store.Open(opts)
-			if err != nil {
-				return err
-			}
-			return errors.Join(db.Load(tr), db.Close())
-		case strings.HasPrefix(h.Name, blobsPrefix) && h.Typeflag == tar.TypeReg:
-			if blobs == nil {
-				var err error
-				if blobs, err = blob.NewLocal(blobsDir); err != nil {
-					return err
-				}
-			}
-			key := strings.TrimPrefix(h.Name, blobsPrefix)
-			if err := blob.CheckKey(key); err != nil {
-				return fmt.Errorf("%w: blob %q: %v", ErrInvalid, key, err)
-			}
-			n, err := blobs.Put(ctx, key, tr, "")
-			if err == nil && n != h.Size {
-				err = fmt.Errorf("%w: blob %q is truncated", ErrInvalid, key)
-			}
+		if err := checkEntry(h, loaded); err != nil {
 			return err
 		}
-		return fmt.Errorf("%w: unexpected entry %q", ErrInvalid, h.Name)
+		if h.Name == dbName {
+			loaded = true
+			return t.DB.Load(tr)
+		}
+		if t.Blobs == nil {
+			return fmt.Errorf("%w: the archive holds blob files and the target has no blob store", ErrInvalid)
+		}
+		key := strings.TrimPrefix(h.Name, blobsPrefix)
+		n, err := t.Blobs.Put(ctx, key, tr, "")
+		if err == nil && n != h.Size {
+			err = fmt.Errorf("%w: blob %q is truncated", ErrInvalid, key)
+		}
+		return err
 	})
 	if err == nil && !loaded {
 		err = fmt.Errorf("%w: no database in the archive", ErrInvalid)
@@ -66,8 +51,41 @@ func Restore(ctx context.Context, r io.Reader, dataDir string, opts store.Option
 	return m, err
 }
 
-// checkEmpty refuses a folder with anything in it; a missing one is created.
-func checkEmpty(dir string) error {
+// CheckEmpty returns ErrNotEmpty when db holds any key.
+func CheckEmpty(ctx context.Context, db *store.DB) error {
+	var first []byte
+	err := db.View(ctx, func(tx *store.Txn) error {
+		return tx.Iterate(store.IterOptions{KeysOnly: true}, func(k, _ []byte) (bool, error) {
+			first = bytes.Clone(k)
+			return false, nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if first != nil {
+		return fmt.Errorf("%w: the database holds keys (%q first)", ErrNotEmpty, first)
+	}
+	return nil
+}
+
+// Clear deletes every key of db: what a failed restore into a shared database wrote.
+func Clear(ctx context.Context, db *store.DB) error {
+	b := db.NewBatch()
+	err := db.View(ctx, func(tx *store.Txn) error {
+		return tx.Iterate(store.IterOptions{KeysOnly: true}, func(k, _ []byte) (bool, error) {
+			return true, b.Delete(bytes.Clone(k))
+		})
+	})
+	if err != nil {
+		b.Cancel()
+		return fmt.Errorf("backup: %w", err)
+	}
+	return b.Flush()
+}
+
+// CheckEmptyDir refuses a folder with anything in it; a missing one is created.
+func CheckEmptyDir(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o750); err != nil {

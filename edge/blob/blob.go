@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -138,6 +139,38 @@ func (l *Local) Delete(_ context.Context, key string) error {
 		return fmt.Errorf("blob: %w", err)
 	}
 	return nil
+}
+
+// List calls fn with the key and size of every complete object, in key order; the temporary
+// files of writes in progress are not objects. An object deleted while the walk reaches it is
+// skipped. Backups use it.
+func (l *Local) List(ctx context.Context, fn func(key string, size int64) error) error {
+	return filepath.WalkDir(l.root, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("blob: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".upload-") {
+			return nil
+		}
+		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("blob: %w", err)
+		}
+		rel, err := filepath.Rel(l.root, p)
+		if err != nil {
+			return fmt.Errorf("blob: %w", err)
+		}
+		return fn(filepath.ToSlash(rel), info.Size())
+	})
 }
 
 type localObject struct {

@@ -113,6 +113,22 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
+// List calls fn with the key and size of every object of the bucket, in key order. Backups
+// use it.
+func (s *S3) List(ctx context.Context, fn func(key string, size int64) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops minio-go's listing goroutine when fn fails
+	for obj := range s.c.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Recursive: true}) {
+		if obj.Err != nil {
+			return fmt.Errorf("blob: s3 list: %w", obj.Err)
+		}
+		if err := fn(obj.Key, obj.Size); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
 func s3Err(key string, err error) error {
 	resp := minio.ToErrorResponse(err)
 	if resp.Code == "NoSuchKey" || resp.StatusCode == http.StatusNotFound {

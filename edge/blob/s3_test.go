@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -118,5 +121,47 @@ func conformance(t *testing.T, s Store) {
 	}
 	if _, err := s.Put(ctx, "../escape", strings.NewReader("x"), ""); !errors.Is(err, ErrBadKey) {
 		t.Errorf("Put ../escape = %v, want ErrBadKey", err)
+	}
+}
+
+// TestList: both backends list every complete object with its size, in key order, and not the
+// temporary file of a write in progress.
+func TestList(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	local, err := NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]interface {
+		Store
+		List(context.Context, func(string, int64) error) error
+	}{"local": local, "s3": newFakeS3(t)} {
+		ctx := context.Background()
+		for _, k := range []string{"p/b/2.txt", "p/a.png", "q/x"} {
+			if _, err := s.Put(ctx, k, strings.NewReader(k), "text/plain"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if name == "local" {
+			if err := os.WriteFile(filepath.Join(dir, "p", ".upload-123"), []byte("partial"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []string
+		if err := s.List(ctx, func(k string, size int64) error {
+			got = append(got, fmt.Sprintf("%s:%d", k, size))
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: List: %v", name, err)
+		}
+		if want := "p/a.png:7 p/b/2.txt:9 q/x:3"; strings.Join(got, " ") != want {
+			t.Errorf("%s: List = %v, want %s", name, got, want)
+		}
+		stop := errors.New("stop")
+		n := 0
+		if err := s.List(ctx, func(string, int64) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+			t.Errorf("%s: List stopping at the first object = %v after %d calls", name, err, n)
+		}
 	}
 }

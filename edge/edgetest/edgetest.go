@@ -1,4 +1,5 @@
-// Package edgetest starts a real gateway for tests: badger in a temp folder, the tenancy and
+// Package edgetest starts a real gateway for tests: the store under test (storetest: badger in a
+// temp folder, or postgres with GATEHOUSE_TEST_STORE=postgres), the tenancy and
 // auth services, and the fiber server on a loopback port, with helpers to apply tenants
 // documents and send requests. Products use it for their API tests.
 package edgetest
@@ -23,6 +24,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -95,9 +97,15 @@ func New(t testing.TB, o Options) *Harness {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
-	db, err := store.Open(store.Options{Dir: dir + "/db", SyncWrites: cfg.Storage.SyncWrites, Logger: log,
+	// The backend GATEHOUSE_TEST_STORE names (storetest): badger in dir/db, or a database of
+	// the private PostgreSQL server that a restart on the same dir finds again.
+	so := storetest.Options(t, store.Options{Dir: dir + "/db", SyncWrites: cfg.Storage.SyncWrites, Logger: log,
 		BlockCacheMB: cfg.Storage.BlockCacheMB, IndexCacheMB: cfg.Storage.IndexCacheMB,
 		MemTableMB: cfg.Storage.MemTableMB, NumMemtables: cfg.Storage.NumMemtables})
+	if so.Backend == store.BackendPostgres {
+		cfg.Storage.Backend, cfg.Storage.Postgres.URL = config.BackendPostgres, so.PostgresURL
+	}
+	db, err := store.Open(so)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,8 +46,9 @@ func TestBackupRestoreHelp(t *testing.T) {
 		want []string
 	}{
 		{[]string{"backup", "--help"}, []string{"-to", "-server", "-token", "-config", "-data", "GATEHOUSE_ADMIN_TOKEN"}},
-		{[]string{"restore", "-h"}, []string{"-from", "-data", "missing or empty"}},
-		{[]string{"help"}, []string{"gatehouse backup --to FILE", "gatehouse restore --from FILE --data DIR"}},
+		{[]string{"restore", "-h"}, []string{"-from", "-data", "-to", "-config", "missing or empty", "GATEHOUSE_*"}},
+		{[]string{"migrate", "--help"}, []string{"-from", "-to", "GATEHOUSE_STORAGE_POSTGRES_URL", "empty"}},
+		{[]string{"help"}, []string{"gatehouse backup --to FILE", "gatehouse restore --from FILE", "--data DIR | --to postgres://", "gatehouse migrate --from DATA_DIR --to postgres://"}},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errOut, []string{"GATEHOUSE_ADMIN_TOKEN=never-printed"})

@@ -1,6 +1,7 @@
 // Command gatehouse is the single binary of the gateway: `serve` runs it; `apply`, `keys`,
 // `users` and `records` drive a running server through its admin API; `plugins` starts and tries a plugin
-// locally; `backup` and `restore` snapshot a node and restore it; `version` prints the build.
+// locally; `backup` and `restore` snapshot a node and restore it; `migrate` copies an embedded
+// store into a shared database; `version` prints the build.
 package main
 
 import (
@@ -36,7 +37,8 @@ Usage:
   gatehouse plugins init DIR [--hook HOOK] [--module PATH]
   gatehouse plugins run MODULE --hook HOOK --input FILE [--config k=v]... [--allow-host H]... [--memory-mb N] [--timeout-ms N]
   gatehouse backup --to FILE [--config FILE] [--data DIR | --server URL [--token T]]
-  gatehouse restore --from FILE --data DIR
+  gatehouse restore --from FILE [--config FILE] (--data DIR | --to postgres://...)
+  gatehouse migrate --from DATA_DIR --to postgres://...
   gatehouse version
 
 --server defaults to $GATEHOUSE_SERVER or http://localhost:8787; --token to $GATEHOUSE_ADMIN_TOKEN.
@@ -65,7 +67,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env []str
 	case "backup":
 		err = backupCmd(ctx, args[1:], stdout, env)
 	case "restore":
-		err = restoreCmd(ctx, args[1:], stdout)
+		err = restoreCmd(ctx, args[1:], stdout, env)
+	case "migrate":
+		err = migrateCmd(ctx, args[1:], stdout, env)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "gatehouse", version)
 		return 0

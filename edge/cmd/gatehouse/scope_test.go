@@ -53,7 +53,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	cfg.Data, cfg.Listen, cfg.PublicURL, cfg.AdminToken = dir, ln.Addr().String(), "http://"+ln.Addr().String(), scopeToken
 	cfg.Storage.SyncWrites = false
 	log := slog.New(slog.DiscardHandler)
-	db, err := store.Open(storeOptions(cfg, filepath.Join(dir, "db"), log))
+	db, err := store.Open(storeOptions(cfg, log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	}
 	access := newAdminAccess(cfg, db, ten)
 	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: prometheus.NewRegistry(),
-		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts, backup.NewAPI(backupSource(cfg, db), log)}, app.admin...),
+		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
 		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten), Ready: app.ready})
 	if err != nil {
 		t.Fatal(err)

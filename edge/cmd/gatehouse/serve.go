@@ -100,7 +100,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if cfg.MemoryLimitMB > 0 {
 		debug.SetMemoryLimit(int64(cfg.MemoryLimitMB) << 20)
 	}
-	db, err := store.Open(storeOptions(cfg, filepath.Join(cfg.Data, "db"), log))
+	db, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	access := newAdminAccess(cfg, db, ten)
 	srv, err := edge.New(edge.Options{
 		Config: cfg, Logger: log, Registry: reg,
-		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts, backup.NewAPI(backupSource(cfg, db), log)}, app.admin...),
+		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
 		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten),
 		Ready: app.ready,
 	})
@@ -287,9 +287,21 @@ func banner(w io.Writer, cfg config.Config, addr string, doc *tenancy.Document) 
 	_, _ = io.WriteString(w, b.String())
 }
 
-// storeOptions maps the storage.* configuration onto the store's options.
-func storeOptions(cfg config.Config, dir string, log *slog.Logger) store.Options {
-	return store.Options{Dir: dir, SyncWrites: cfg.Storage.SyncWrites, Logger: log,
+// storeOptions maps the storage.* configuration onto the store's options: badger in
+// {data}/db, or the postgres database of storage.postgres.url.
+func storeOptions(cfg config.Config, log *slog.Logger) store.Options {
+	return store.Options{Backend: cfg.Storage.Backend, PostgresURL: cfg.Storage.Postgres.URL,
+		Dir: filepath.Join(cfg.Data, "db"), SyncWrites: cfg.Storage.SyncWrites, Logger: log,
 		BlockCacheMB: cfg.Storage.BlockCacheMB, IndexCacheMB: cfg.Storage.IndexCacheMB,
 		MemTableMB: cfg.Storage.MemTableMB, NumMemtables: cfg.Storage.NumMemtables}
+}
+
+// openStore opens the store the configuration names (serve, backup, restore, users --data);
+// an error names a postgres database by its URL with the password redacted.
+func openStore(cfg config.Config, log *slog.Logger) (*store.DB, error) {
+	db, err := store.Open(storeOptions(cfg, log))
+	if err != nil && cfg.Storage.Backend == config.BackendPostgres {
+		return nil, fmt.Errorf("storage.postgres.url %s: %w", config.RedactURL(cfg.Storage.Postgres.URL), err)
+	}
+	return db, err
 }

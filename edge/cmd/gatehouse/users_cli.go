@@ -10,11 +10,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/accounts"
-	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
@@ -55,7 +53,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	nu := accounts.NewUser{Email: *email, Password: password, Operator: *operator, Org: *org, Role: *role}
 	var u accounts.User
 	if *data != "" {
-		u, err = createUserOffline(ctx, *data, nu)
+		u, err = createUserOffline(ctx, *data, env, nu)
 	} else {
 		body, _ := json.Marshal(map[string]any{"email": nu.Email, "password": nu.Password, "operator": nu.Operator, "org": nu.Org, "role": nu.Role})
 		err = client().do(ctx, http.MethodPost, "/users", "application/json", bytes.NewReader(body), &u)
@@ -91,10 +89,19 @@ func readPassword(r io.Reader) (string, error) {
 	return line, nil
 }
 
-// createUserOffline opens the store of a stopped node (badger's directory lock refuses a
-// running one) and creates the user there.
-func createUserOffline(ctx context.Context, dataDir string, nu accounts.NewUser) (accounts.User, error) {
-	db, err := store.Open(store.Options{Dir: filepath.Join(dataDir, "db"), SyncWrites: true})
+// createUserOffline opens the store a node on dataDir would open (the config file and the
+// GATEHOUSE_* variables as for serve: badger in dataDir/db, whose directory lock refuses a
+// running node, or the postgres database) and creates the user there.
+func createUserOffline(ctx context.Context, dataDir string, env []string, nu accounts.NewUser) (accounts.User, error) {
+	cfg, err := layerConfig("", env)
+	if err != nil {
+		return accounts.User{}, err
+	}
+	cfg.Data, cfg.Storage.SyncWrites = dataDir, true
+	if err := cfg.Validate(); err != nil {
+		return accounts.User{}, err
+	}
+	db, err := openStore(cfg, nil)
 	if err != nil {
 		return accounts.User{}, fmt.Errorf("opening %s (is the node stopped?): %w", dataDir, err)
 	}
