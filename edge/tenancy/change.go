@@ -22,6 +22,10 @@ type Change struct {
 	// They stay on this node (a multi-node event carries the names only).
 	Old json.RawMessage
 	New json.RawMessage
+	// Remote marks a change committed by another node and carried here by edge/bus: the shared
+	// store already holds it and whatever its node derived in the store (dropped or rebuilt
+	// data); a listener only refreshes what it keeps in memory. Old and New are nil.
+	Remote bool
 }
 
 // Path names the entity as the apply report shows it: "acme", "demo/contact",

@@ -303,6 +303,12 @@ func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
 		if c.Kind != "collection" {
 			continue
 		}
+		if c.Remote {
+			// The node that made it (edge/bus) followed it in the shared store: doing that again
+			// here would race its rebuild. This node only forgets the records it holds.
+			s.invalidate(nil)
+			continue
+		}
 		var err error
 		switch {
 		case c.Op == "deleted":

@@ -76,6 +76,9 @@ func wire(ctx context.Context, d deps) (_ *assembly, err error) {
 	if d.egress == nil {
 		d.egress = newEgress(d.cfg)
 	}
+	if err := a.addBus(ctx, d); err != nil { // first: it starts first and stops last
+		return nil, err
+	}
 	if d.plugins, err = a.addPlugins(ctx, d); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gatehouse-dev/gatehouse/edge/bus"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/ratelimit"
 	"github.com/gatehouse-dev/gatehouse/edge/ratelimit/redisrate"
@@ -44,4 +45,32 @@ func sharedLimiter(d deps, name string, rate int, per time.Duration) ratelimit.A
 	}
 	return redisrate.New(d.redis, redisrate.Options{Name: name, Rate: rate, Per: per,
 		Log: d.log.With("component", "ratelimit", "limit", name)})
+}
+
+// addBus carries tenancy changes between nodes (edge/bus): with redis.url over Redis and the
+// store's change journal, on the postgres backend without it over the journal alone. One node
+// on its own badger store needs neither.
+func (a *assembly) addBus(_ context.Context, d deps) error {
+	if d.redis == nil && d.cfg.Storage.Backend != config.BackendPostgres {
+		return nil
+	}
+	ten := d.tenancy
+	b, err := bus.New(bus.Options{
+		DB: d.db, Redis: d.redis, Deliver: ten.Notify,
+		Projects: func(ctx context.Context) ([]string, error) {
+			ps, err := ten.Projects(ctx)
+			ids := make([]string, len(ps))
+			for i, p := range ps {
+				ids[i] = p.ID
+			}
+			return ids, err
+		},
+		Log: d.log.With("component", "bus"),
+	})
+	if err != nil {
+		return err
+	}
+	ten.OnChange(b.Publish)
+	a.components = append(a.components, b)
+	return nil
 }

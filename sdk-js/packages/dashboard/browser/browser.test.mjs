@@ -8,14 +8,20 @@
 // navigation has the eight links of decisions.md 8.2; the projects page lists the org's project
 // and nothing of other-org; a key is created and its value seen once (gone after dismissing and
 // after a reload), then revoked (the key answers 401); a template is edited and the subject and
-// HTML preview follow; suppressions take an add and a remove; a message sent through the public
-// API shows its delivery log reaching delivered; 26 messages page through the cursors; a submission sent through the public forms API
-// shows in the inbox and in the CSV export; an image uploaded through the public files API shows
+// HTML preview follow what is typed before it is saved (the stored one unchanged until Save);
+// suppressions take an add and a remove; a message sent through the public
+// API shows its delivery log reaching delivered; 26 messages page through the cursors; a
+// submission with a file made through the forms embed (forms.js on a page of another origin)
+// shows in the inbox with its file and in the CSV export; an image uploaded through the public files API shows
 // with its thumbnail, its alt text and tags are edited, it is deleted (its URL answers 404); a
 // record list shows a draft with its badge; a record is saved unpublished, published from the
 // list and read through the public records API; an NDJSON
-// import reports; the forms page picks a form from the definitions; the membership page lists
-// the connections with the active one and no secret; the webhooks page lists the webhooks
+// import reports; the record list searches titles (a draft found) and sorts; the forms page
+// picks a form from the definitions; the membership page lists
+// the connections with the active one and no secret, and switches it (GET /config follows);
+// an owner invites by link, the invitee accepts in another browser and is signed in, the owner
+// changes its role and removes it (its session ends); the invitee's account page lists its
+// sessions, signs out the others and changes its password; the webhooks page lists the webhooks
 // without secrets and opens one's deliveries; a module that is not Wasm shows the API's message; every page opens without a
 // script error (desktop and a phone-sized viewport); sign-out ends the session; an owner of
 // other-org sees none of dash-ui (pages and the admin API with its session). Screenshots of
@@ -23,6 +29,8 @@
 //
 // Prints one line per case (ok / FAIL / skip), then `browser: N passed, M failed, K skipped`;
 // exits 1 on any failure.
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -70,6 +78,8 @@ page.on('dialog', (d) => d.accept());
 const pageErrors = [];
 page.on('pageerror', (e) => pageErrors.push(String(e)));
 const shot = (name) => page.screenshot({ path: join(out, `${name}.png`), fullPage: true });
+// A 1x1 PNG.
+const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f80f00000101000518d84e0000000049454e44ae426082', 'hex');
 
 await check('served: /dashboard/ from the binary, gzip, and a deep link falls back to index.html', async () => {
   for (const [path, type] of [['/dashboard/', 'text/html'], ['/dashboard/app.js', 'javascript'], ['/dashboard/app.css', 'text/css'], ['/dashboard/email', 'text/html']]) {
@@ -103,6 +113,8 @@ await check('failed sign-in shows the API message', async () => {
 });
 
 const NAV = ['Keys', 'Email', 'Forms', 'Files', 'Records', 'Membership', 'Plugins', 'Webhooks'];
+const invitePassword = 'the invitee chose this';
+let invitee = null;
 
 if (!accounts) {
   for (const n of ['sign in', 'navigation', 'projects', 'keys', 'email', 'forms', 'pages']) skip(n, 'this binary has no dashboard accounts (gatehouse users)');
@@ -161,8 +173,18 @@ if (!accounts) {
       const subject = page.getByTestId('preview-subject');
       await page.waitForFunction(() => document.querySelector('[data-testid="preview-subject"]')?.textContent === 'Welcome, Ada');
       await page.getByLabel('Subject').fill('Hello {{name}}, from the dashboard');
-      await page.getByRole('button', { name: 'Save template' }).click();
+      // The preview follows the text as typed, before Save; the stored template is unchanged.
       await page.waitForFunction(() => document.querySelector('[data-testid="preview-subject"]')?.textContent === 'Hello Ada, from the dashboard');
+      const before = await (await admin('/projects/dash-site/email/templates/welcome')).json();
+      assert(before.subject === 'Welcome, {{name}}', `the preview saved the template: ${JSON.stringify(before)}`);
+      await page.getByLabel('Body (HTML, {{variables}})').fill('<p>Draft for {{name}}: {{product}}</p>');
+      await page.frameLocator('iframe[title="HTML preview"]').getByText('Draft for Ada: Gatehouse').waitFor();
+      await shot('email-template-unsaved-preview');
+      await page.getByLabel('Body (HTML, {{variables}})').fill('<p>Hi {{name}}, welcome to {{product}}.</p>');
+      await page.getByRole('button', { name: 'Save template' }).click();
+      await page.getByText('Template saved.').waitFor();
+      const after = await (await admin('/projects/dash-site/email/templates/welcome')).json();
+      assert(after.subject === 'Hello {{name}}, from the dashboard', `saved subject ${after.subject}`);
       assert((await subject.innerText()) === 'Hello Ada, from the dashboard', 'preview did not follow');
       const html = page.frameLocator('iframe[title="HTML preview"]').getByText('Hi Ada, welcome to Gatehouse.');
       await html.waitFor();
@@ -220,13 +242,30 @@ if (!accounts) {
     await page.getByRole('cell', { name: 'Paged 25', exact: true }).waitFor();
   });
 
-  await check('forms: a submission through the public API shows in the inbox', async () => {
-    const sub = await fetch(`${gw}/forms/forms/contact/submit`, {
-      method: 'POST',
-      headers: { 'X-API-Key': 'pk_live_dash_ui_web', 'Content-Type': 'application/json', Origin: gw },
-      body: JSON.stringify({ email: 'visitor@dash-ui.test', message: 'Seen in the dashboard inbox' }),
+  await check('forms: a submission with a file through the forms embed shows in the inbox with its file, and in the CSV', async () => {
+    // The drop-in embed (forms.js from the gateway's embed host) on a page of another origin.
+    const site = createServer((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+      res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Contact</title>
+<link rel="stylesheet" href="${gw}/embed/forms.css"></head><body><h1>Contact</h1>
+<div data-gatehouse-form="contact" data-key="pk_live_dash_ui_web"></div>
+<script src="${gw}/embed/forms.js" async></script></body></html>`);
     });
-    assert(sub.status === 201, `submit = ${sub.status} ${await sub.text()}`);
+    await new Promise((r) => site.listen(0, '127.0.0.1', r));
+    try {
+      const embed = await context.newPage();
+      await embed.goto(`http://localhost:${site.address().port}/`);
+      await embed.waitForSelector('[data-gatehouse-state="ready"]');
+      await embed.getByLabel('Email').fill('visitor@dash-ui.test');
+      await embed.getByLabel('Message').fill('Seen in the dashboard inbox');
+      await embed.getByLabel('Photo').setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: png });
+      await embed.getByRole('button', { name: 'Send' }).click();
+      await embed.waitForSelector('[data-gatehouse-state="success"]');
+      await embed.screenshot({ path: join(out, 'forms-embed-sent.png'), fullPage: true });
+      await embed.close();
+    } finally {
+      site.close();
+    }
     await page.getByRole('link', { name: 'Forms', exact: true }).click();
     // The form is picked from the project's definitions (GET .../forms), not typed.
     const picker = page.getByLabel('Form', { exact: false }).and(page.getByRole('combobox'));
@@ -234,15 +273,24 @@ if (!accounts) {
     await picker.selectOption('contact');
     await page.getByText('Seen in the dashboard inbox').waitFor();
     await page.getByText('visitor@dash-ui.test').first().waitFor();
+    const link = page.getByRole('link', { name: 'photo.png' });
+    await link.waitFor();
+    const file = await page.request.get(new URL(await link.getAttribute('href'), gw).href);
+    assert(file.status() === 200 && Buffer.from(await file.body()).equals(png), `the inbox file link answered ${file.status()}`);
     await shot('forms');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
-    const csv = await (await import('node:fs/promises')).readFile(await download.path(), 'utf8');
-    assert(csv.split('\n')[0].includes('id') && csv.includes('Seen in the dashboard inbox'), `CSV: ${csv.slice(0, 200)}`);
+    const csv = await readFile(await download.path(), 'utf8');
+    const cols = csv.split('\r\n')[0].split(',');
+    assert(cols.includes('id') && cols.includes('photo') && csv.includes('Seen in the dashboard inbox'), `CSV: ${csv.slice(0, 300)}`);
+    // The photo column holds the file's link (found by its form: the user agent column has commas).
+    const fileURL = (csv.match(/https?:\/\/[^\s",]+\/files\/\d+/) ?? [])[0];
+    assert(fileURL, `no file link in the CSV: ${csv.slice(0, 400)}`);
+    const viaCSV = await page.request.get(new URL(fileURL, gw).href);
+    assert(viaCSV.status() === 200 && Buffer.from(await viaCSV.body()).equals(png), `the CSV file link ${fileURL} answered ${viaCSV.status()}`);
   });
 
   await check('files: an image uploaded through the public API shows with its thumbnail; alt text edited; deleted', async () => {
-    // A 1x1 PNG, uploaded as the files docs do: presign (secret key), PUT the bytes, complete.
-    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f80f00000101000518d84e0000000049454e44ae426082', 'hex');
+    // The PNG, uploaded as the files docs do: presign (secret key), PUT the bytes, complete.
     const key = { 'X-API-Key': 'sk_live_dash_ui_server', 'Content-Type': 'application/json' };
     const slotRes = await fetch(`${gw}/files/upload/presigned`, { method: 'POST', headers: key, body: JSON.stringify({ filename: 'dot.png', mimeType: 'image/png', size: png.length }) });
     const slotText = await slotRes.text();
@@ -313,6 +361,23 @@ if (!accounts) {
     assert(r.status === 200, `imported record reads ${r.status}; report ${await report.innerText()}`);
   });
 
+  await check('records: the list searches titles (a draft found by q) and sorts', async () => {
+    await page.getByLabel('Search titles').fill('public');
+    await page.getByRole('button', { name: 'Apply', exact: true }).click();
+    const rows = page.getByRole('table').last().getByRole('row');
+    await page.getByRole('row', { name: /post-draft/ }).getByText('draft', { exact: true }).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 1);
+    await page.getByLabel('Search titles').fill('');
+    await page.getByLabel('Sort').fill('-id');
+    await page.getByRole('button', { name: 'Apply', exact: true }).click();
+    await page.waitForFunction(() => document.querySelector('table tbody tr td')?.textContent === 'post-imp-2');
+    await shot('records-sorted');
+    await page.getByLabel('Sort').fill('id');
+    await page.getByRole('button', { name: 'Apply', exact: true }).click();
+    await page.waitForFunction(() => document.querySelector('table tbody tr td')?.textContent === 'post-1');
+    assert((await rows.count()) > 1, 'sorted list is empty');
+  });
+
   await check('plugins: uploading a module that is not Wasm shows the API message', async () => {
     await page.getByRole('link', { name: 'Plugins', exact: true }).click();
     await page.getByLabel('Module name').fill('not-wasm');
@@ -332,6 +397,98 @@ if (!accounts) {
     const html = await page.content();
     assert(!html.includes('sk_test_dash_never_shown'), 'the identity provider secret reached the page');
     await shot('membership');
+    const config = async () => (await fetch(`${gw}/membership/config`, { headers: { 'X-API-Key': 'pk_live_dash_ui_web' } })).text();
+    assert((await config()).includes('clerk.example.com'), 'config before the switch');
+    const table = page.getByRole('table', { name: 'Connections' });
+    await page.getByRole('button', { name: 'Make backup active' }).click();
+    await table.getByRole('row', { name: /backup/ }).getByText('active', { exact: true }).waitFor();
+    await table.getByRole('row', { name: /main/ }).getByText('inactive', { exact: true }).waitFor();
+    assert((await config()).includes('backup.example.com'), 'GET /config did not follow the switch');
+    await shot('membership-switched');
+    await page.getByRole('button', { name: 'Make main active' }).click();
+    await table.getByRole('row', { name: /main/ }).getByText('active', { exact: true }).waitFor();
+    assert((await config()).includes('clerk.example.com'), 'GET /config did not follow the switch back');
+  });
+
+  await check('members: an owner invites by link; the invitee accepts in another browser, is signed in; role changed; removed', async () => {
+    await page.getByRole('link', { name: 'Members', exact: true }).click();
+    await page.getByRole('heading', { name: 'Members of dash-ui' }).waitFor();
+    await page.getByRole('table', { name: 'Users' }).getByRole('cell', { name: email, exact: true }).waitFor();
+    await page.getByLabel('Email address to invite').fill('invitee@dash-ui.test');
+    await page.getByRole('button', { name: 'Invite', exact: true }).click();
+    const linkInput = page.getByLabel('Invite link', { exact: true });
+    await linkInput.waitFor();
+    const link = await linkInput.inputValue();
+    assert(link.startsWith(`${gw}/dashboard/invite#token=`), `invite link ${link}`);
+    await page.getByRole('button', { name: 'Copy invite link' }).waitFor();
+    await page.getByRole('table', { name: 'Pending invites' }).getByRole('cell', { name: 'invitee@dash-ui.test', exact: true }).waitFor();
+    await shot('members-invited');
+    await page.getByRole('button', { name: 'I have sent it' }).click();
+    assert(!(await page.content()).includes(link.split('#token=')[1]), 'the invite token is still on the page');
+    // The invitee, in a browser of its own.
+    const other = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    other.setDefaultTimeout(TIMEOUT);
+    const inv = await other.newPage();
+    await inv.goto(link);
+    await inv.getByLabel('Choose a password').fill(invitePassword);
+    await inv.getByLabel('Repeat the password').fill(invitePassword);
+    await inv.screenshot({ path: join(out, 'invite-accept.png'), fullPage: true });
+    await inv.getByRole('button', { name: 'Create my account' }).click();
+    await inv.getByRole('heading', { name: /Projects of dash-ui/ }).waitFor();
+    await inv.getByText('invitee@dash-ui.test').first().waitFor();
+    invitee = { context: other, page: inv };
+    // Back to the owner: the invitee is a member; make it an owner, then a member again.
+    await page.reload();
+    const row = page.getByRole('table', { name: 'Users' }).getByRole('row', { name: /invitee@dash-ui.test/ });
+    await row.waitFor();
+    assert(!(await page.getByRole('table', { name: 'Pending invites' }).count()), 'the accepted invite is still pending');
+    await page.getByLabel('Role of invitee@dash-ui.test').selectOption('owner');
+    await page.getByText('invitee@dash-ui.test is now owner.').waitFor();
+    const users = await (await admin('/users?org=dash-ui')).json();
+    assert(users.items.some((u) => u.email === 'invitee@dash-ui.test' && u.role === 'owner'), `users: ${JSON.stringify(users)}`);
+    await page.getByLabel('Role of invitee@dash-ui.test').selectOption('member');
+    await page.getByText('invitee@dash-ui.test is now member.').waitFor();
+    await shot('members');
+  });
+
+  await check("account: the invitee's sessions listed, the others signed out; password changed", async () => {
+    assert(invitee, 'no invitee (the members check failed)');
+    const inv = invitee.page;
+    // A second session of the invitee, from elsewhere.
+    const elsewhere = await fetch(`${gw}/admin/v1/session`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'User-Agent': 'curl/8' }, body: JSON.stringify({ email: 'invitee@dash-ui.test', password: invitePassword }) });
+    assert(elsewhere.status === 200, `second sign-in ${elsewhere.status}`);
+    const elsewhereCookie = elsewhere.headers.get('set-cookie').split(';')[0];
+    await inv.getByRole('link', { name: 'Account', exact: true }).click();
+    const sessions = inv.getByRole('table', { name: 'Sessions' });
+    await sessions.getByText('This session').waitFor();
+    await sessions.getByRole('cell', { name: 'curl/8' }).waitFor();
+    await inv.screenshot({ path: join(out, 'account-sessions.png'), fullPage: true });
+    await inv.getByRole('button', { name: 'Sign out all other sessions' }).click();
+    await inv.getByText('1 other session(s) signed out.').waitFor();
+    await sessions.getByRole('cell', { name: 'curl/8' }).waitFor({ state: 'detached' });
+    const gone = await fetch(`${gw}/admin/v1/session`, { headers: { Cookie: elsewhereCookie } });
+    assert(gone.status === 401, `the signed-out session answers ${gone.status}`);
+    await inv.getByLabel('Current password').fill('not my password');
+    await inv.getByLabel('New password', { exact: true }).fill('a brand new password');
+    await inv.getByLabel('Repeat the new password').fill('a brand new password');
+    await inv.getByRole('button', { name: 'Change password' }).click();
+    await inv.getByRole('alert').getByText('is not your password').waitFor();
+    await inv.getByLabel('Current password').fill(invitePassword);
+    await inv.getByRole('button', { name: 'Change password' }).click();
+    await inv.getByText('Password changed. Your other sessions are signed out.').waitFor();
+    const signIn = await fetch(`${gw}/admin/v1/session`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'invitee@dash-ui.test', password: 'a brand new password' }) });
+    assert(signIn.status === 200, `sign-in with the new password = ${signIn.status}`);
+    await inv.screenshot({ path: join(out, 'account.png'), fullPage: true });
+  });
+
+  await check('members: the owner removes the invitee, whose session ends at once', async () => {
+    assert(invitee, 'no invitee (the members check failed)');
+    await page.getByRole('link', { name: 'Members', exact: true }).click();
+    await page.getByRole('button', { name: 'Remove invitee@dash-ui.test' }).click();
+    await page.getByText('invitee@dash-ui.test is removed.').waitFor();
+    await invitee.page.reload();
+    await invitee.page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await invitee.context.close();
   });
 
   await check('webhooks: the webhooks are listed without their secret; one is picked for its deliveries', async () => {
@@ -345,7 +502,7 @@ if (!accounts) {
   });
 
   await check('every page opens without a script error (screenshots)', async () => {
-    for (const n of NAV) {
+    for (const n of [...NAV, 'Members', 'Account']) {
       await page.getByRole('link', { name: n, exact: true }).click();
       await page.getByRole('heading', { level: 1 }).first().waitFor();
       await page.waitForLoadState('networkidle');

@@ -15,6 +15,8 @@ import { RecordsPage } from './pages/records';
 import { MembershipPage } from './pages/membership';
 import { PluginsPage } from './pages/plugins';
 import { WebhooksPage } from './pages/webhooks';
+import { MembersPage } from './pages/members';
+import { AccountPage, AcceptInvite } from './pages/account';
 
 /** The pages in navigation order: path, link name, component. */
 const pages: { path: string; name: string; Page: (p: { scope: Scope }) => ReactElement }[] = [
@@ -27,9 +29,12 @@ const pages: { path: string; name: string; Page: (p: { scope: Scope }) => ReactE
   { path: '/membership', name: 'Membership', Page: MembershipPage },
   { path: '/plugins', name: 'Plugins', Page: PluginsPage },
   { path: '/webhooks', name: 'Webhooks', Page: WebhooksPage },
+  { path: '/members', name: 'Members', Page: MembersPage },
+  { path: '/account', name: 'Account', Page: AccountPage },
 ];
 
 function App() {
+  const route = useRoute();
   const [session, setS] = useState<Session | null>(null);
   const [checked, setChecked] = useState(false);
   const [bootError, setBootError] = useState<unknown>(null);
@@ -46,6 +51,16 @@ function App() {
       .finally(() => setChecked(true));
   }, [signedOut]);
   if (!checked) return <p className="boot">Loading the dashboard…</p>;
+  if (route.path === '/invite')
+    return (
+      <AcceptInvite
+        onSignedIn={(s) => {
+          setSession(s.csrfToken, signedOut);
+          setS(s);
+          navigate('/', true);
+        }}
+      />
+    );
   if (!session)
     return (
       <SignIn

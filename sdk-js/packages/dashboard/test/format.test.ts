@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { qs } from '../src/api';
 import { prefixOf } from '../src/pages/keys';
 import { sampleVars } from '../src/pages/email';
+import { inviteLink } from '../src/pages/members';
 
 describe('qs', () => {
   it('keeps defined, non-empty values, encoded', () => {
@@ -23,5 +24,11 @@ describe('sampleVars', () => {
   it('names each {{variable}} once', () => {
     expect(sampleVars('Welcome, {{name}} {{ name }} to {{product}}')).toEqual({ name: 'name', product: 'product' });
     expect(sampleVars('no variables')).toEqual({});
+  });
+});
+
+describe('inviteLink', () => {
+  it('puts the token in the fragment, encoded, under the dashboard base', () => {
+    expect(inviteLink('https://gw.example', '/gh/dashboard', 'a+b/c')).toBe('https://gw.example/gh/dashboard/invite#token=a%2Bb%2Fc');
   });
 });

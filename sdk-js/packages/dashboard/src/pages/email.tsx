@@ -1,6 +1,6 @@
 // Email: templates with a live preview from sample variables, messages filtered by status and
 // tag with each one's delivery log, and the org's suppression list (add, remove).
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { api, qs, seg, type Page } from '../api';
 import { NeedProject, type Scope } from '../scope';
 import { Tabs } from '../tabs';
@@ -90,7 +90,7 @@ function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChang
   const [body, setBody] = useState('');
   const [text, setText] = useState('');
   const [vars, setVars] = useState('{}');
-  const [saved, setSaved] = useState(0);
+  const draft = useMemo(() => ({ subject, body, text }), [subject, body, text]);
   const [note, setNote] = useState('');
   const save = useAction();
   useEffect(() => {
@@ -112,7 +112,6 @@ function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChang
           const ok = await save.run(() => api(path, { method: 'PUT', body: { subject, body, text: text || undefined } }));
           if (ok !== undefined) {
             setNote('Template saved.');
-            setSaved((n) => n + 1);
             p.onChanged();
           }
         }}
@@ -148,7 +147,7 @@ function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChang
         <label htmlFor="tpl-vars">Sample variables (JSON)</label>
         <textarea id="tpl-vars" className="mono" rows={3} value={vars} onChange={(e) => setVars(e.target.value)} />
       </p>
-      {p.isNew && !saved ? <p className="muted">Save the template to preview it.</p> : <TemplatePreview path={path} vars={vars} version={saved} />}
+      <TemplatePreview path={path} vars={vars} draft={draft} />
     </section>
   );
 }
@@ -160,11 +159,21 @@ export function sampleVars(text: string): Record<string, string> {
   return out;
 }
 
-function TemplatePreview({ path, vars, version }: { path: string; vars: string; version: number }) {
+/** The editor's text as typed: what the preview renders (the stored template is not read). */
+interface Draft {
+  subject: string;
+  body: string;
+  text: string;
+}
+
+function TemplatePreview({ path, vars, draft }: { path: string; vars: string; draft: Draft }) {
   const v = useDebounced(vars, 300);
+  const d = useDebounced(draft, 300);
   const [preview, setPreview] = useState<Preview | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const empty = !d.subject.trim() || !d.body.trim();
   useEffect(() => {
+    if (empty) return;
     let variables: unknown;
     try {
       variables = JSON.parse(v);
@@ -173,16 +182,18 @@ function TemplatePreview({ path, vars, version }: { path: string; vars: string; 
       return;
     }
     let live = true;
-    api<Preview>(`${path}/preview`, { method: 'POST', body: { variables } })
+    const template = { subject: d.subject, body: d.body, text: d.text || undefined };
+    api<Preview>(`${path}/preview`, { method: 'POST', body: { variables, template } })
       .then((r) => live && (setPreview(r), setError(null)))
       .catch((e) => live && setError(e));
     return () => {
       live = false;
     };
-  }, [path, v, version]);
+  }, [path, v, d, empty]);
   return (
     <section className="preview" aria-labelledby="tpl-preview" aria-live="polite">
-      <h3 id="tpl-preview">Preview (saved template)</h3>
+      <h3 id="tpl-preview">Preview (as typed, before saving)</h3>
+      {empty ? <p className="muted">Type a subject and a body to preview them.</p> : null}
       <ErrorNote error={error} />
       {preview ? (
         <>

@@ -1,5 +1,6 @@
 // Records: a project's collections, every record of one (drafts included, with a published
-// badge, filters of the public list's syntax) with publish/unpublish/edit/delete, a record editor
+// badge; filter, q and sort of the public list's syntax, kept in the URL) with
+// publish/unpublish/edit/delete, a record editor
 // (create or replace) and NDJSON import with upload progress.
 import { useState } from 'react';
 import { api, config, qs, seg, type Page } from '../api';
@@ -30,6 +31,8 @@ export function RecordsPage({ scope }: { scope: Scope }) {
   const route = useRoute();
   const coll = route.query.get('collection') ?? '';
   const filter = route.query.get('filter') ?? '';
+  const q = route.query.get('q') ?? '';
+  const sort = route.query.get('sort') ?? '';
   const colls = useLoad<Page<Collection>>(scope.project ? `/projects/${seg(scope.project)}/collections` : null);
   const [editing, setEditing] = useState<{ rec: AdminRecord | null; n: number }>({ rec: null, n: 0 });
   const [tick, setTick] = useState(0);
@@ -42,7 +45,7 @@ export function RecordsPage({ scope }: { scope: Scope }) {
       {scope.project ? (
         <label>
           Collection{' '}
-          <select value={coll} onChange={(e) => setQuery({ collection: e.target.value || undefined, filter: undefined })}>
+          <select value={coll} onChange={(e) => setQuery({ collection: e.target.value || undefined, filter: undefined, q: undefined, sort: undefined })}>
             <option value="">Choose a collection</option>
             {(colls.data?.items ?? []).map((c) => (
               <option key={c.name} value={c.name}>
@@ -54,7 +57,7 @@ export function RecordsPage({ scope }: { scope: Scope }) {
       ) : null}
       {base ? (
         <>
-          <RecordList key={`l/${base}/${tick}`} base={base} filter={filter} onEdit={(rec) => setEditing((e) => ({ rec, n: e.n + 1 }))} />
+          <RecordList key={`l/${base}/${tick}`} base={base} filter={filter} q={q} sort={sort} onEdit={(rec) => setEditing((e) => ({ rec, n: e.n + 1 }))} />
           <RecordEditor key={`e/${base}/${editing.n}`} base={base} initial={editing.rec} onSaved={() => setTick((t) => t + 1)} />
           <Importer key={`i/${base}`} base={base} />
         </>
@@ -63,10 +66,13 @@ export function RecordsPage({ scope }: { scope: Scope }) {
   );
 }
 
-/** Every record of a collection, drafts included, page by page. */
-function RecordList({ base, filter, onEdit }: { base: string; filter: string; onEdit: (r: AdminRecord) => void }) {
-  const [f, setF] = useState(filter);
-  const list = usePaged<AdminRecord>(`${base}${qs({ limit: 25, filter })}`);
+/** Every record of a collection, drafts included, page by page, searched and sorted. */
+function RecordList(p: { base: string; filter: string; q: string; sort: string; onEdit: (r: AdminRecord) => void }) {
+  const { base, onEdit } = p;
+  const [f, setF] = useState(p.filter);
+  const [q, setQ] = useState(p.q);
+  const [sort, setSort] = useState(p.sort);
+  const list = usePaged<AdminRecord>(`${base}${qs({ limit: 25, filter: p.filter, q: p.q, sort: p.sort })}`);
   const act = useAction();
   const run = (fn: () => Promise<unknown>) => act.run(fn).then((r) => r !== undefined && list.reload());
   return (
@@ -76,13 +82,19 @@ function RecordList({ base, filter, onEdit }: { base: string; filter: string; on
         className="row"
         onSubmit={(e) => {
           e.preventDefault();
-          setQuery({ filter: f.trim() || undefined });
+          setQuery({ filter: f.trim() || undefined, q: q.trim() || undefined, sort: sort.trim() || undefined });
         }}
       >
         <label>
+          Search titles <input type="search" value={q} onChange={(e) => setQ(e.target.value)} />
+        </label>
+        <label>
           Filter <input value={f} onChange={(e) => setF(e.target.value)} placeholder="views:gte:10" />
         </label>
-        <button type="submit">Apply filter</button>
+        <label>
+          Sort <input value={sort} onChange={(e) => setSort(e.target.value)} placeholder="-createdAt" />
+        </label>
+        <button type="submit">Apply</button>
         <button type="button" onClick={list.reload}>
           Refresh
         </button>
