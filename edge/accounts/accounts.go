@@ -92,6 +92,18 @@ type Options struct {
 	Now func() time.Time
 	// FailuresPerMinute bounds failed sign-ins per email and per IP; DefaultFailures when zero.
 	FailuresPerMinute int
+	// SharedThrottle, when set, counts the failures of every node together (Redis, for many
+	// nodes) as well as this node's memory; it must allow FailuresPerMinute.
+	SharedThrottle Throttle
+}
+
+// Throttle counts failures per key for all nodes of a deployment (edge/ratelimit/redisrate).
+// An error (Redis away) makes the node fall back on its own count.
+type Throttle interface {
+	// Wait returns how long key must wait before its next attempt (0: it may go now).
+	Wait(ctx context.Context, key string) (time.Duration, error)
+	// Fail records a failed attempt of key.
+	Fail(ctx context.Context, key string) error
 }
 
 // Defaults of Options.
@@ -122,8 +134,8 @@ func New(db *store.DB, o Options) *Service {
 		o.FailuresPerMinute = DefaultFailures
 	}
 	return &Service{db: db, ttl: o.SessionTTL, now: o.Now,
-		byEmail: newThrottle(o.FailuresPerMinute, time.Minute, o.Now),
-		byIP:    newThrottle(o.FailuresPerMinute, time.Minute, o.Now),
+		byEmail: newThrottle(o.FailuresPerMinute, time.Minute, o.Now, o.SharedThrottle, "email"),
+		byIP:    newThrottle(o.FailuresPerMinute, time.Minute, o.Now, o.SharedThrottle, "ip"),
 		hasher:  defaultHasher}
 }
 
