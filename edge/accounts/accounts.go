@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/edge/ratelimit"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -92,6 +93,12 @@ type Options struct {
 	Now func() time.Time
 	// FailuresPerMinute bounds failed sign-ins per email and per IP; DefaultFailures when zero.
 	FailuresPerMinute int
+	// Shared, when set, holds buckets every node shares (edge/ratelimit/redisrate over
+	// redis.url): each sign-in attempt that reaches the password check takes one from the
+	// bucket of its email and one from that of its IP, so the limit holds across the nodes
+	// together. A shared bucket cannot be read without taking from it, so there it counts every
+	// attempt, a successful one too; this node's own counts (failures only) apply as well.
+	Shared ratelimit.Allower
 }
 
 // Defaults of Options.
@@ -107,6 +114,7 @@ type Service struct {
 	now     func() time.Time
 	byEmail *throttle
 	byIP    *throttle
+	shared  ratelimit.Allower
 	hasher  hasher
 }
 
@@ -124,6 +132,7 @@ func New(db *store.DB, o Options) *Service {
 	return &Service{db: db, ttl: o.SessionTTL, now: o.Now,
 		byEmail: newThrottle(o.FailuresPerMinute, time.Minute, o.Now),
 		byIP:    newThrottle(o.FailuresPerMinute, time.Minute, o.Now),
+		shared:  o.Shared,
 		hasher:  defaultHasher}
 }
 

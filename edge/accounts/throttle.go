@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -65,4 +66,22 @@ func (t *throttle) fail(key string) {
 		f = f[len(f)-t.max:]
 	}
 	t.fails[key] = f
+}
+
+// sharedWait takes one attempt from the shared buckets of email and of ip (none without
+// Options.Shared) and returns how long to wait when either is empty (0: go ahead). The IP's
+// bucket is not touched when the email's refuses.
+func (s *Service) sharedWait(ctx context.Context, email, ip string) time.Duration {
+	if s.shared == nil {
+		return 0
+	}
+	if email != "" {
+		if ok, d := s.shared.Allow(ctx, "email:"+email); !ok {
+			return max(d, time.Millisecond)
+		}
+	}
+	if ok, d := s.shared.Allow(ctx, "ip:"+ip); !ok {
+		return max(d, time.Millisecond)
+	}
+	return 0
 }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/accounts"
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
-	"github.com/gatehouse-dev/gatehouse/edge/config"
-	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
@@ -19,14 +18,16 @@ type adminAccess struct {
 	accounts *admin.Accounts
 }
 
-// newAdminAccess builds the dashboard accounts over the store.
-func newAdminAccess(cfg config.Config, db *store.DB, ten *tenancy.Service) adminAccess {
+// newAdminAccess builds the dashboard accounts over the store. With redis.url the sign-in
+// throttle's buckets are shared by every node (d.redis); without it each node counts alone.
+func newAdminAccess(d deps) adminAccess {
 	path := "/"
-	if u, err := url.Parse(cfg.PublicURL); err == nil {
+	if u, err := url.Parse(d.cfg.PublicURL); err == nil {
 		path = strings.TrimRight(u.Path, "/") + "/"
 	}
-	users := accounts.New(db, accounts.Options{})
-	return adminAccess{users: users, accounts: admin.NewAccounts(users, ten, admin.SecureCookie(cfg.PublicURL), path)}
+	users := accounts.New(d.db, accounts.Options{
+		Shared: sharedLimiter(d, "signin", accounts.DefaultFailures, time.Minute)})
+	return adminAccess{users: users, accounts: admin.NewAccounts(users, d.tenancy, admin.SecureCookie(d.cfg.PublicURL), path)}
 }
 
 // projectOrg names a project's org (the admin guard's question).
