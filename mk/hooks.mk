@@ -1,11 +1,8 @@
 # Webhooks and form notifications (decisions.md 8.3): accepted submissions per second with a
 # notify address, an auto-reply and a webhook configured, against the same form without them.
-BENCH_TARGETS += bench-hooks bench-hooks-wrk
+BENCH_TARGETS += bench-hooks-wrk
 
-.PHONY: bench-hooks bench-hooks-wrk
-
-bench-hooks: ## durable submissions/s with notify + autoReply + a webhook vs the same form without (same run, ratio in docs/performance.md)
-	$(GO) test -run '^$$' -bench 'BenchmarkSubmitWithHooks' -benchtime 10000x ./edge/cmd/gatehouse/
+.PHONY: bench-hooks-wrk
 
 bench-hooks-wrk: ## accepted JSON submissions/s, p99 and non-2xx of a form with notify + autoReply + a webhook vs one without, under wrk against the real server (ratio in docs/performance.md)
 	edge/webhooks/bench/hooks-wrk.sh

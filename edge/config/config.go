@@ -75,7 +75,8 @@ type Webhooks struct {
 	BaseBackoff Duration `json:"base_backoff"`
 }
 
-// Egress is the outbound-connection policy (edge/egress) of webhooks, SMTP and captcha calls.
+// Egress is the outbound-connection policy (edge/egress) of webhooks, SMTP, captcha calls and
+// plugin http_fetch.
 type Egress struct {
 	// AllowPrivateNetworks lets outbound connections reach loopback, private, link-local and
 	// metadata addresses (refused by default; tests and private deployments set it).

@@ -1,6 +1,7 @@
 // Package egress is the one outbound-connection policy of the gateway (decisions.md 8.3):
-// webhook deliveries, SMTP delivery, captcha provider calls and (through the plugin host)
-// plugin http_fetch all connect through a Policy.
+// webhook deliveries, SMTP delivery, captcha provider calls and plugin http_fetch (the plugin
+// host is given the Policy as its host.Egress by the composition root) all connect through a
+// Policy.
 //
 // The check runs at connect time, in the dialer's Control hook, on the address actually
 // dialled after DNS: a name that resolves (or re-resolves) to 127.0.0.1 is refused like the
@@ -112,6 +113,12 @@ func (p *Policy) AllowsPrivateNetworks() bool { return p.o.AllowPrivateNetworks 
 // MaxResponseBytes is the response size cap for ReadBody.
 func (p *Policy) MaxResponseBytes() int64 { return p.o.MaxResponseBytes }
 
+// Refused reports whether err is the policy refusing a connection or URL: an address it
+// refuses (ErrRefused), a scheme or credentials it refuses (ErrScheme).
+func (p *Policy) Refused(err error) bool {
+	return errors.Is(err, ErrRefused) || errors.Is(err, ErrScheme)
+}
+
 // Timeout is the bound of a whole HTTP exchange.
 func (p *Policy) Timeout() time.Duration { return p.o.Timeout }
 
@@ -153,6 +160,40 @@ func (p *Policy) CheckURL(u *url.URL) error {
 	}
 	if a, err := netip.ParseAddr(u.Hostname()); err == nil && !p.Allowed(a) {
 		return fmt.Errorf("%w: %s is not a public address", ErrRefused, a)
+	}
+	return nil
+}
+
+// resolveTimeout bounds the DNS lookup of CheckTarget.
+const resolveTimeout = 3 * time.Second
+
+// CheckTarget is CheckURL for a target configured ahead of its use (a webhook endpoint in the
+// tenants document): a host name is also resolved now, and refused (ErrRefused) when an address
+// it resolves to is one the policy refuses, so an operator hears of it at apply rather than at
+// the first delivery. A name that does not resolve now is not refused: it may later. The
+// connect-time check stays the rule, since DNS answers change.
+func (p *Policy) CheckTarget(ctx context.Context, u *url.URL) error {
+	if err := p.CheckURL(u); err != nil {
+		return err
+	}
+	host := u.Hostname()
+	if _, err := netip.ParseAddr(host); err == nil || p.o.AllowAddr == nil && p.o.AllowPrivateNetworks {
+		return nil // a literal CheckURL checked, or no address rule to check against
+	}
+	r := p.o.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil
+	}
+	for _, a := range addrs {
+		if !p.Allowed(a) {
+			return fmt.Errorf("%w: %s resolves to %s, which is not a public address", ErrRefused, host, a.Unmap())
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -194,5 +195,36 @@ func TestResponseCapAndTimeout(t *testing.T) {
 		t.Fatal("Get(hanging server) succeeded, want a timeout")
 	} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
 		t.Errorf("Get(hanging server) = %v, want a timeout error", err)
+	}
+}
+
+// CheckTarget refuses, ahead of any connection, a URL whose literal address or whose name's
+// current addresses the policy refuses; a name that does not resolve now is left to the
+// connect-time check.
+func TestCheckTarget(t *testing.T) {
+	strict, lax := New(Options{}), New(Options{AllowPrivateNetworks: true})
+	for _, tc := range []struct {
+		url                 string
+		wantStrict, wantLax error
+	}{
+		{"https://203.0.113.1.nip.invalid/", nil, nil}, // does not resolve: checked at connect
+		{"http://127.0.0.1:8080/in", ErrRefused, nil},
+		{"http://[::1]/in", ErrRefused, nil},
+		{"http://[::ffff:10.0.0.1]/in", ErrRefused, nil},
+		{"http://169.254.169.254/latest", ErrRefused, nil},
+		{"http://localhost:8080/in", ErrRefused, nil}, // a name resolving to loopback
+		{"https://8.8.8.8/", nil, nil},
+		{"ftp://8.8.8.8/", ErrScheme, ErrScheme},
+	} {
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := strict.CheckTarget(context.Background(), u); !errors.Is(err, tc.wantStrict) {
+			t.Errorf("CheckTarget(%s) = %v, want %v", tc.url, err, tc.wantStrict)
+		}
+		if err := lax.CheckTarget(context.Background(), u); !errors.Is(err, tc.wantLax) {
+			t.Errorf("CheckTarget(%s) with private networks allowed = %v, want %v", tc.url, err, tc.wantLax)
+		}
 	}
 }

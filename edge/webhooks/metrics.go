@@ -1,9 +1,9 @@
 package webhooks
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse-dev/gatehouse/edge/promreg"
 )
 
 // metrics are the delivery metrics: gatehouse_webhook_deliveries_total{event,outcome} and
@@ -25,22 +25,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Latency of webhook delivery attempts that reached the receiver.", Buckets: prometheus.DefBuckets},
 			[]string{"event", "outcome"}),
 	}
-	m.attempts = register(reg, m.attempts)
-	m.latency = register(reg, m.latency)
+	m.attempts = promreg.Register(reg, m.attempts)
+	m.latency = promreg.Register(reg, m.latency)
 	return m
-}
-
-// register registers c, or returns the collector already registered under its name.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }
 
 func (m *metrics) observe(event string, r result, gone bool) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -79,7 +80,7 @@ func checkSecret(s string) string {
 }
 
 // Sections implements tenancy.Owner: a project's webhooks.
-func (s *Service) Sections() []tenancy.Section { return []tenancy.Section{section{}} }
+func (s *Service) Sections() []tenancy.Section { return []tenancy.Section{section{s.egress}} }
 
 // Changed implements tenancy.Owner: a change of a project's webhooks drops its cached list.
 func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
@@ -91,13 +92,15 @@ var (
 	_ tenancy.Section = section{}
 )
 
-// section is the webhooks key of a project.
-type section struct{}
+// section is the webhooks key of a project. Its check refuses an endpoint the egress policy
+// refuses (a private or loopback address, or a name resolving to one, unless
+// egress.allow_private_networks); deliveries check again when they connect.
+type section struct{ egress *egress.Policy }
 
 func (section) Name() string         { return "webhooks" }
 func (section) Level() tenancy.Level { return tenancy.ProjectLevel }
 
-func (section) Check(c *tenancy.Check, raw json.RawMessage) {
+func (sec section) Check(c *tenancy.Check, raw json.RawMessage) {
 	var hooks []Webhook
 	if !c.Decode(raw, &hooks) {
 		return
@@ -113,6 +116,8 @@ func (section) Check(c *tenancy.Check, raw json.RawMessage) {
 		u, err := url.Parse(w.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
 			c.Add(wp+".url", "must be an absolute http(s) URL without credentials or fragment")
+		} else if err := sec.egress.CheckTarget(context.Background(), u); err != nil {
+			c.Add(wp+".url", "refused by the egress policy (%v); set egress.allow_private_networks to deliver to private networks", err)
 		}
 		if len(w.Events) == 0 {
 			c.Add(wp+".events", "list at least one of %s", strings.Join(Events, ", "))

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -237,9 +239,15 @@ func TestOrderedPerMessage(t *testing.T) {
 	}
 }
 
-func TestEgressRefusesLoopbackByDefault(t *testing.T) {
+// The apply refuses a loopback endpoint (TestDocumentValidation), but an address can become
+// private after the apply (a name re-resolving): deliveries check again when they connect.
+// The policy here admits loopback while the document is applied, and refuses it afterwards.
+func TestEgressRefusesLoopbackAtDelivery(t *testing.T) {
 	r := newReceiver(t, secret)
-	e := start(t, egress.Options{}, doc(r.URL, secret, "form.submitted"))
+	var applied atomic.Bool
+	policy := egress.Options{AllowAddr: func(a netip.Addr) bool { return !applied.Load() && a.IsLoopback() }}
+	e := start(t, policy, doc(r.URL, secret, "form.submitted"))
+	applied.Store(true)
 	e.emit(t, webhooks.Event{Type: "form.submitted", Project: "site", Data: map[string]any{}})
 	// Refused dials are quick and the backoff here is 10 ms: read until at least one attempt
 	// is logged (more may be) and check each.
@@ -357,6 +365,12 @@ func TestDocumentValidation(t *testing.T) {
 		{"credentials", doc("https://u:p@x.example.com/", "", "form.submitted"), "orgs[0].projects[0].webhooks[0].url"},
 		{"unknown event", doc("https://x.example.com/", "", "form.created"), "orgs[0].projects[0].webhooks[0].events[0]"},
 		{"bad secret", doc("https://x.example.com/", "whsec_short", "form.submitted"), "orgs[0].projects[0].webhooks[0].secret"},
+		{"loopback literal", doc("http://127.0.0.1:8080/in", "", "form.submitted"), "orgs[0].projects[0].webhooks[0].url"},
+		{"IPv6 loopback", doc("http://[::1]/in", "", "form.submitted"), "orgs[0].projects[0].webhooks[0].url"},
+		{"private literal", doc("https://10.1.2.3/in", "", "form.submitted"), "orgs[0].projects[0].webhooks[0].url"},
+		{"metadata address", doc("http://169.254.169.254/latest", "", "form.submitted"), "orgs[0].projects[0].webhooks[0].url"},
+		{"mapped loopback", doc("http://[::ffff:127.0.0.1]/in", "", "form.submitted"), "orgs[0].projects[0].webhooks[0].url"},
+		{"name resolving to loopback", doc("http://localhost:8080/in", "", "form.submitted"), "orgs[0].projects[0].webhooks[0].url"},
 	} {
 		d, err := tenancy.Parse([]byte(tc.doc))
 		if err == nil {
@@ -364,6 +378,25 @@ func TestDocumentValidation(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.path) {
 			t.Errorf("%s: Validate = %v, want a problem at %s", tc.name, err, tc.path)
+		}
+	}
+}
+
+// With egress.allow_private_networks the same endpoints are accepted at apply.
+func TestPrivateEndpointsAllowedWhenEgressAllows(t *testing.T) {
+	db, err := store.Open(store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ten, _ := open(t, db, egress.New(egress.Options{AllowPrivateNetworks: true}))
+	for _, u := range []string{"http://127.0.0.1:8080/in", "http://[::1]/in", "https://10.1.2.3/in", "http://localhost:8080/in"} {
+		d, err := tenancy.Parse([]byte(doc(u, "", "form.submitted")))
+		if err == nil {
+			err = ten.Validate(d)
+		}
+		if err != nil {
+			t.Errorf("Validate(webhook to %s) with private networks allowed = %v, want accepted", u, err)
 		}
 	}
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
-	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -41,10 +40,9 @@ var errOutdated = errors.New("title: outdated index")
 var ErrTooMany = errors.New("title: too many matches")
 
 const (
-	fieldScope  = "s"
-	fieldTitle  = "t"
-	fieldRecord = "r"
-	analyzer    = "words"
+	fieldScope = "s"
+	fieldTitle = "t"
+	analyzer   = "words"
 	// completeKey marks an index whose initial build finished, with the term format.
 	completeKey = "complete"
 	// formatVersion 2: title terms are "<project>/<collection>:<word>", so a prefix query
@@ -57,9 +55,13 @@ const (
 	// before outdated indexes were recreated, so none is trusted. 6: the order key is the
 	// document id ("<project>/<collection>/<order key>"), and searches sort by id: bleve reads
 	// a hit's id from its stored fields, one small read, where a doc-value sort decompressed
-	// a 1,024-document chunk per hit (20 ms a search at 1M, 1 ms now). Field "r" holds the
-	// record reference, to find a record's document when its createdAt changes.
-	formatVersion = "6"
+	// a 1,024-document chunk per hit (20 ms a search at 1M, 1 ms now). 7: no field "r" (the
+	// record reference that a search per write used to find a record's earlier document: the
+	// caller now names it by the createdAt it was indexed with, see Batch.Delete), and terms are
+	// not lower-cased again (Words did it; the scope keeps its case, as queries give it). The
+	// unique term per document cost a third of the index's merge work, the search per write a
+	// tenth of its indexing.
+	formatVersion = "7"
 )
 
 // Index is an open title index.
@@ -72,7 +74,6 @@ type Index struct {
 type doc struct {
 	S string `json:"s"`
 	T string `json:"t"`
-	R string `json:"r"` // "<project>/<collection>/<id>"
 }
 
 // msDigits is the width of the zero-padded createdAt in an order key (enough for any epoch
@@ -110,9 +111,8 @@ func parseOrderKey(k string) float64 {
 func newMapping() (mapping.IndexMapping, error) {
 	m := bleve.NewIndexMapping()
 	err := m.AddCustomAnalyzer(analyzer, map[string]any{
-		"type":          custom.Name,
-		"tokenizer":     whitespace.Name,
-		"token_filters": []string{lowercase.Name},
+		"type":      custom.Name,
+		"tokenizer": whitespace.Name,
 	})
 	if err != nil {
 		return nil, err
@@ -129,14 +129,8 @@ func newMapping() (mapping.IndexMapping, error) {
 	t.IncludeInAll = false
 	t.IncludeTermVectors = false
 	t.DocValues = false
-	r := bleve.NewKeywordFieldMapping()
-	r.Analyzer = keyword.Name
-	r.Store = false
-	r.IncludeInAll = false
-	r.DocValues = false
 	dm.AddFieldMappingsAt(fieldScope, s)
 	dm.AddFieldMappingsAt(fieldTitle, t)
-	dm.AddFieldMappingsAt(fieldRecord, r)
 	m.DefaultMapping = dm
 	m.DefaultAnalyzer = analyzer
 	return m, nil
@@ -245,11 +239,6 @@ func docID(project, collection, id string, createdMs float64) string {
 	return project + "/" + collection + "/" + orderKey(createdMs, id)
 }
 
-// recordRef is the value of field r: which record a document holds.
-func recordRef(project, collection, id string) string {
-	return project + "/" + collection + "/" + id
-}
-
 // recordID returns the record id and createdAt of a document id of collection prefix pre.
 func recordID(pre, doc string) (string, float64) {
 	k := strings.TrimPrefix(doc, pre)
@@ -260,37 +249,34 @@ func recordID(pre, doc string) (string, float64) {
 	return k[msDigits+1:], ms
 }
 
-// Batch groups index changes.
+// Batch groups index changes. Within a batch, the last change of a document wins.
 type Batch struct {
 	x *Index
 	b *bleve.Batch
-	// build: every record is new to the index (a build from scratch), so Put need not look
-	// for a record's earlier document.
-	build bool
 }
 
 // NewBatch starts a batch.
-func (x *Index) NewBatch() *Batch { return &Batch{x: x, b: x.b.NewBatch(), build: x.Fresh} }
+func (x *Index) NewBatch() *Batch { return &Batch{x: x, b: x.b.NewBatch()} }
 
 // Put indexes (or re-indexes) the title of a record created at createdMs (epoch milliseconds).
+// A record's document is named by its createdAt: when that changed since the record was
+// indexed, the caller deletes the earlier document (Delete with the earlier createdAt).
 func (b *Batch) Put(project, collection, id, title string, createdMs float64) error {
 	scope := project + "/" + collection + ":"
-	words := Words(title)
-	for i, w := range words {
-		words[i] = scope + w
-	}
-	d := docID(project, collection, id, createdMs)
-	if !b.build {
-		if err := b.deleteOthers(project, collection, id, d); err != nil {
-			return err
+	var t strings.Builder
+	for i, w := range Words(title) {
+		if i > 0 {
+			t.WriteByte(' ')
 		}
+		t.WriteString(scope)
+		t.WriteString(w)
 	}
-	return b.b.Index(d, doc{S: project + "/" + collection, T: strings.Join(words, " "), R: recordRef(project, collection, id)})
+	return b.b.Index(docID(project, collection, id, createdMs), doc{S: project + "/" + collection, T: t.String()})
 }
 
-// Delete removes a record from the index.
-func (b *Batch) Delete(project, collection, id string) error {
-	return b.deleteOthers(project, collection, id, "")
+// Delete removes the document of a record indexed with createdAt createdMs (none is fine).
+func (b *Batch) Delete(project, collection, id string, createdMs float64) {
+	b.b.Delete(docID(project, collection, id, createdMs))
 }
 
 // DeleteCollection queues the deletion of every document of a collection.
@@ -315,25 +301,6 @@ func (b *Batch) DeleteCollection(project, collection string) error {
 		}
 		after = []string{res.Hits[len(res.Hits)-1].ID}
 	}
-}
-
-// deleteOthers queues the deletion of the record's committed documents other than keep (a
-// record has one; two only after its createdAt changed).
-func (b *Batch) deleteOthers(project, collection, id, keep string) error {
-	q := bleve.NewTermQuery(recordRef(project, collection, id))
-	q.SetField(fieldRecord)
-	req := bleve.NewSearchRequestOptions(q, 8, 0, false)
-	req.Score = "none"
-	res, err := b.x.b.Search(req)
-	if err != nil {
-		return fmt.Errorf("title: find record: %w", err)
-	}
-	for _, h := range res.Hits {
-		if h.ID != keep {
-			b.b.Delete(h.ID)
-		}
-	}
-	return nil
 }
 
 // SetMark stores v with the batch's documents, in the same commit: the caller's place in what

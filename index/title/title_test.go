@@ -79,7 +79,7 @@ func TestSearch(t *testing.T) {
 		t.Errorf("Search over the limit = %v, want ErrTooMany", err)
 	}
 	b = x.NewBatch()
-	b.Delete("p", "c", "1")
+	b.Delete("p", "c", "1", 99)
 	_ = b.Commit()
 	if got, _ := x.Search("p", "c", Words("world"), 10); len(got) != 0 {
 		t.Errorf("deleted doc still found: %v", got)
@@ -174,8 +174,9 @@ func TestOutdatedIndexIsRecreated(t *testing.T) {
 }
 
 // TestRecordMovesWhenCreatedAtChanges: a record's document id carries its createdAt, so a
-// re-put with another createdAt replaces the old document instead of adding a second one;
-// Delete and DeleteCollection find documents by record.
+// re-put with the same createdAt replaces its document, and a record whose createdAt changed
+// is moved by deleting the document of the earlier createdAt (in the same batch or not);
+// DeleteCollection finds every document of a collection.
 func TestRecordMovesWhenCreatedAtChanges(t *testing.T) {
 	t.Parallel()
 	x, err := OpenMemory()
@@ -183,21 +184,30 @@ func TestRecordMovesWhenCreatedAtChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	x.Fresh = false // built: puts look for earlier documents
-	put := func(id string, ms float64) {
+	commit := func(b *Batch) {
 		t.Helper()
-		b := x.NewBatch()
-		if err := b.Put("p", "c", id, "Hello "+id, ms); err != nil {
-			t.Fatal(err)
-		}
 		if err := b.Commit(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	put("a", 10)
-	put("b", 15)
-	put("a", 20)
-	put("a", 20) // same document again
+	put := func(b *Batch, id string, ms float64) {
+		t.Helper()
+		if err := b.Put("p", "c", id, "Hello "+id, ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := x.NewBatch()
+	put(b, "a", 10)
+	put(b, "b", 15)
+	commit(b)
+	b = x.NewBatch()
+	b.Delete("p", "c", "a", 10)
+	put(b, "a", 20)
+	commit(b)
+	b = x.NewBatch()
+	put(b, "a", 20)             // same document again
+	b.Delete("p", "c", "b", 99) // no such document: nothing happens
+	commit(b)
 	hits, err := x.SearchSorted("p", "c", []string{"hello"}, nil, 10, true)
 	if err != nil || len(hits) != 2 || hits[0] != (Hit{ID: "a", CreatedMs: 20}) || hits[1] != (Hit{ID: "b", CreatedMs: 15}) {
 		t.Fatalf("SearchSorted = %v, %v; want a@20, b@15", hits, err)
@@ -205,11 +215,9 @@ func TestRecordMovesWhenCreatedAtChanges(t *testing.T) {
 	if ids, _ := x.Search("p", "c", []string{"hello"}, 10); !reflect.DeepEqual(ids, []string{"a", "b"}) {
 		t.Errorf("Search = %v, want [a b]", ids)
 	}
-	b := x.NewBatch()
-	if err := b.Delete("p", "c", "a"); err != nil {
-		t.Fatal(err)
-	}
-	_ = b.Commit()
+	b = x.NewBatch()
+	b.Delete("p", "c", "a", 20)
+	commit(b)
 	if ids, _ := x.Search("p", "c", []string{"hello"}, 10); !reflect.DeepEqual(ids, []string{"b"}) {
 		t.Errorf("after Delete(a): %v, want [b]", ids)
 	}
@@ -217,8 +225,32 @@ func TestRecordMovesWhenCreatedAtChanges(t *testing.T) {
 	if err := b.DeleteCollection("p", "c"); err != nil {
 		t.Fatal(err)
 	}
-	_ = b.Commit()
+	commit(b)
 	if ids, _ := x.Search("p", "c", []string{"hello"}, 10); len(ids) != 0 {
 		t.Errorf("after DeleteCollection: %v", ids)
+	}
+}
+
+// TestScopeKeepsItsCase: terms are not lower-cased after Words, so a project or collection
+// name with capitals is found as queries spell it.
+func TestScopeKeepsItsCase(t *testing.T) {
+	t.Parallel()
+	x, err := OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	b := x.NewBatch()
+	if err := b.Put("Proj", "Posts", "1", "Hello World", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := x.Search("Proj", "Posts", Words("WORLD"), 10); err != nil || !reflect.DeepEqual(ids, []string{"1"}) {
+		t.Errorf("Search(Proj/Posts, WORLD) = %v, %v; want [1]", ids, err)
+	}
+	if ids, _ := x.Search("proj", "posts", Words("world"), 10); len(ids) != 0 {
+		t.Errorf("Search(proj/posts) = %v; want none (another scope)", ids)
 	}
 }

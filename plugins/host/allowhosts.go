@@ -18,7 +18,7 @@ import (
 //	[2001:db8::1]:443          an IPv6 literal, in brackets; IPv4 literals as they are
 //
 // Matching a rule only lets the request leave the guest: every address the
-// host name resolves to is still checked when connecting (PublicAddr).
+// host name resolves to is still checked when connecting (Options.Egress).
 type allowRule struct {
 	scheme   string     // "http", "https", or "" for either
 	host     string     // lower-case name without the "*." of a wildcard

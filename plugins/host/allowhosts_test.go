@@ -130,16 +130,16 @@ func TestAllowHostsPatternsMeetAddressRules(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.rule, func(t *testing.T) {
 			reg := Registration{Name: "fetcher", Hooks: []string{HookFormsSubmit}, AllowHosts: []string{tc.rule}}
-			def := newHost(t, func(o *Options) { o.LookupHost = lookup })
+			def := newHost(t, func(o *Options) { o.Egress = testEgress{lookup: lookup} })
 			mustRegister(t, def, reg)
 			before := hits.Load()
 			if v, err := def.FormsSubmit(context.Background(), "demo", "contact", msg(tc.url)); err != nil || v.Code != "FETCH_DENIED" {
-				t.Errorf("default address rules: fetch %s = %+v, %v; want FETCH_DENIED", tc.url, v, err)
+				t.Errorf("policy refusing loopback: fetch %s = %+v, %v; want FETCH_DENIED", tc.url, v, err)
 			}
 			if hits.Load() != before {
-				t.Errorf("default address rules: the server was reached")
+				t.Errorf("policy refusing loopback: the server was reached")
 			}
-			loop := newHost(t, func(o *Options) { o.LookupHost = lookup; o.AllowAddr = loopbackOnly })
+			loop := newHost(t, func(o *Options) { o.Egress = testEgress{allow: loopbackOnly, lookup: lookup} })
 			mustRegister(t, loop, reg)
 			if v, err := loop.FormsSubmit(context.Background(), "demo", "contact", msg(tc.url)); err != nil || v.Code != tc.reached {
 				t.Errorf("loopback allowed: fetch %s = %+v, %v; want %s", tc.url, v, err, tc.reached)

@@ -131,9 +131,6 @@ func TestCaptchaHMAC(t *testing.T) {
 	}
 }
 
-// loopbackOnly lets tests reach httptest servers; production never uses it.
-func loopbackOnly(a netip.Addr) bool { return a.Unmap().IsLoopback() }
-
 func TestTurnstile(t *testing.T) {
 	var gotBody url.Values
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -156,7 +153,7 @@ func TestTurnstile(t *testing.T) {
 		AllowHosts: []string{"http://siteverify.test:" + u.Port()},
 		Config:     map[string]string{"secret": "ts-secret", "verifyURL": verifyURL}}
 
-	h := newHost(t, func(o *Options) { o.AllowAddr = loopbackOnly; o.LookupHost = lookup })
+	h := newHost(t, func(o *Options) { o.Egress = testEgress{allow: loopbackOnly, lookup: lookup} })
 	mustRegister(t, h, reg)
 	ctx := context.Background()
 	if ok, err := h.CaptchaVerify(ctx, "demo", "turnstile", "good-token", "198.51.100.7"); err != nil || !ok {
@@ -176,12 +173,12 @@ func TestTurnstile(t *testing.T) {
 		t.Errorf("CaptchaVerify(bad) = %v, %v; want false", ok, err)
 	}
 
-	// With the default address policy the same name resolving to 127.0.0.1
+	// Under a policy refusing loopback the same name resolving to 127.0.0.1
 	// is refused at connect time, and the captcha fails closed.
-	h2 := newHost(t, func(o *Options) { o.LookupHost = lookup })
+	h2 := newHost(t, func(o *Options) { o.Egress = testEgress{lookup: lookup} })
 	mustRegister(t, h2, reg)
 	ok, err := h2.CaptchaVerify(ctx, "demo", "turnstile", "good-token", "")
 	if ok || !errors.Is(err, ErrPluginFailed) {
-		t.Errorf("CaptchaVerify(default policy, loopback) = %v, %v; want false, ErrPluginFailed", ok, err)
+		t.Errorf("CaptchaVerify(policy refusing loopback) = %v, %v; want false, ErrPluginFailed", ok, err)
 	}
 }

@@ -7,14 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 )
 
 func (pl *plugin) allowsURL(u *url.URL) bool {
@@ -29,104 +25,24 @@ func (pl *plugin) allowsURL(u *url.URL) bool {
 	return false
 }
 
-var deniedPrefixes = func() []netip.Prefix {
-	var out []netip.Prefix
-	for _, s := range []string{
-		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
-		"172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15",
-		"198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-		"::/128", "::1/128", "64:ff9b:1::/48", "100::/64", "2001:db8::/32", "fc00::/7", "fe80::/10", "ff00::/8",
-	} {
-		out = append(out, netip.MustParsePrefix(s))
-	}
-	return out
-}()
-
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
-
-// PublicAddr is the default Options.AllowAddr: it refuses loopback,
-// private (RFC 1918, unique local), carrier-grade NAT, link-local (which
-// holds the cloud metadata address 169.254.169.254), multicast,
-// documentation and reserved ranges, in IPv4 and IPv6, including IPv4
-// addresses mapped into IPv6 (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d).
-func PublicAddr(a netip.Addr) bool {
-	if !a.IsValid() {
-		return false
-	}
-	a = a.Unmap()
-	if nat64.Contains(a) {
-		b := a.As16()
-		a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-	}
-	for _, p := range deniedPrefixes {
-		if p.Contains(a) {
-			return false
-		}
-	}
-	return true
+// Egress is the outbound-connection policy every http_fetch connects through. The gateway
+// passes its one policy (edge/egress.Policy, decisions.md 8.3), so a plugin reaches only what
+// webhooks, SMTP and captcha calls may reach: loopback, private, link-local and metadata
+// addresses are refused after DNS, at connect time and on every redirect hop, unless the
+// operator sets egress.allow_private_networks. Without an Egress every fetch is denied.
+type Egress interface {
+	// Client returns an HTTP client whose connections follow the policy (the host takes one
+	// and keeps it: it owns the connection pool).
+	Client() *http.Client
+	// MaxResponseBytes is the policy's cap on a response body; the smaller of it and
+	// FetchLimits.MaxResponseBytes applies.
+	MaxResponseBytes() int64
+	// Refused reports whether err is the policy refusing an address or URL (answered to the
+	// guest as "denied" rather than "failed").
+	Refused(err error) bool
 }
 
-var (
-	errAddrDenied = errors.New("address not allowed")
-	errHostDenied = errors.New("host not in allowHosts")
-)
-
-func newFetchClient(o Options) *http.Client {
-	lookup := o.LookupHost
-	if lookup == nil {
-		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		}
-	}
-	// The Control hook checks the address actually dialled, after any DNS
-	// answer: a name that resolves (or re-resolves) to a private address
-	// is refused at connect time.
-	dialer := &net.Dialer{
-		Timeout: o.Fetch.Timeout,
-		Control: func(network, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil || !o.AllowAddr(ap.Addr()) {
-				return fmt.Errorf("%w: %s", errAddrDenied, address)
-			}
-			return nil
-		},
-	}
-	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(address)
-		if err != nil {
-			return nil, err
-		}
-		var addrs []netip.Addr
-		if a, err := netip.ParseAddr(host); err == nil {
-			addrs = []netip.Addr{a}
-		} else if addrs, err = lookup(ctx, host); err != nil {
-			return nil, err
-		}
-		var lastErr error = fmt.Errorf("%w: %s has no allowed address", errAddrDenied, host)
-		for _, a := range addrs {
-			if !o.AllowAddr(a) {
-				continue
-			}
-			c, err := dialer.DialContext(ctx, network, net.JoinHostPort(a.Unmap().String(), port))
-			if err == nil {
-				return c, nil
-			}
-			lastErr = err
-		}
-		return nil, lastErr
-	}
-	tr := &http.Transport{
-		Proxy:                  nil, // never an environment proxy
-		DialContext:            dial,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           64,
-		IdleConnTimeout:        60 * time.Second,
-		TLSHandshakeTimeout:    o.Fetch.Timeout,
-		ResponseHeaderTimeout:  o.Fetch.Timeout,
-		MaxResponseHeaderBytes: 64 << 10,
-	}
-	return &http.Client{Transport: tr}
-}
+var errHostDenied = errors.New("host not in allowHosts")
 
 // fetchRequest is what the guest passes to http_fetch.
 type fetchRequest struct {
@@ -144,6 +60,10 @@ func (cs *callState) httpFetch(ctx context.Context, mem guestMemory, ptr, n uint
 	lim := pl.h.opts.Fetch
 	cs.fetched, cs.fetchBody = false, nil
 	if !pl.canFetch {
+		return statusDenied
+	}
+	if pl.h.client == nil {
+		pl.logs.Add("host: http_fetch: the gateway gave the plugin host no egress policy")
 		return statusDenied
 	}
 	if cs.outputLimit == 0 {
@@ -169,9 +89,12 @@ func (cs *callState) httpFetch(ctx context.Context, mem guestMemory, ptr, n uint
 	defer cancel()
 	req = req.WithContext(fctx)
 
+	// The policy's client, with the plugin's rules first on every redirect: its own redirect
+	// cap and allowHosts, then the policy's (scheme, credentials, address literals).
 	client := *pl.h.client
+	policyRedirect := client.CheckRedirect
 	redirects := 0
-	client.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
+	client.CheckRedirect = func(r *http.Request, via []*http.Request) error {
 		redirects++
 		if redirects > lim.MaxRedirects {
 			return errors.New("too many redirects")
@@ -179,24 +102,28 @@ func (cs *callState) httpFetch(ctx context.Context, mem guestMemory, ptr, n uint
 		if !pl.allowsURL(r.URL) {
 			return fmt.Errorf("%w: redirect to %s", errHostDenied, r.URL.Redacted())
 		}
+		if policyRedirect != nil {
+			return policyRedirect(r, via)
+		}
 		return nil
 	}
 	resp, err := client.Do(req)
 	if err != nil {
 		pl.logs.Add("host: http_fetch " + req.URL.Redacted() + ": " + err.Error())
-		if errors.Is(err, errAddrDenied) || errors.Is(err, errHostDenied) {
+		if errors.Is(err, errHostDenied) || pl.h.opts.Egress.Refused(err) {
 			return statusDenied
 		}
 		return statusFailed
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(lim.MaxResponseBytes)+1))
+	limit := min(int64(lim.MaxResponseBytes), pl.h.opts.Egress.MaxResponseBytes())
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		pl.logs.Add("host: http_fetch " + req.URL.Redacted() + ": reading body: " + err.Error())
 		return statusFailed
 	}
-	if len(body) > lim.MaxResponseBytes {
-		pl.logs.Add("host: http_fetch " + req.URL.Redacted() + ": response over " + strconv.Itoa(lim.MaxResponseBytes) + " bytes")
+	if int64(len(body)) > limit {
+		pl.logs.Add("host: http_fetch " + req.URL.Redacted() + ": response over " + strconv.FormatInt(limit, 10) + " bytes")
 		return statusLimit
 	}
 	cs.fetched, cs.fetchBody = true, body

@@ -24,7 +24,7 @@ type Host struct {
 	log     *slog.Logger
 	metrics *metrics
 	cache   wazero.CompilationCache
-	client  *http.Client
+	client  *http.Client // http_fetch's, from Options.Egress (nil: every fetch denied)
 	sched   *scheduler
 	mem     *memBudget
 
@@ -91,7 +91,9 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 			_ = e.mod.Close(context.Background())
 		}
 	})
-	h.client = newFetchClient(opts)
+	if opts.Egress != nil {
+		h.client = opts.Egress.Client()
+	}
 	return h, nil
 }
 
@@ -134,7 +136,9 @@ func (h *Host) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	h.client.CloseIdleConnections()
+	if h.client != nil {
+		h.client.CloseIdleConnections()
+	}
 	h.metrics.unregister(h.opts.Registerer)
 	return errors.Join(errs...)
 }

@@ -154,7 +154,7 @@ func TestFetchRefused(t *testing.T) {
 	cfg := map[string]string{"secret": "k1"}
 	ctx := context.Background()
 
-	// Default policy: 127.0.0.1 is refused even though it is in allowHosts.
+	// A policy refusing loopback: 127.0.0.1 is refused even though it is in allowHosts.
 	h := newHost(t, nil)
 	mustRegister(t, h, Registration{Name: "fetcher", Hooks: []string{HookFormsSubmit}, AllowHosts: allow, Config: cfg})
 	cases := []struct{ url, code string }{
@@ -173,12 +173,12 @@ func TestFetchRefused(t *testing.T) {
 		}
 	}
 	if hits != 0 {
-		t.Errorf("server was reached %d times under the default policy", hits)
+		t.Errorf("server was reached %d times under a policy refusing loopback", hits)
 	}
 
 	// Test policy: loopback allowed, so the allowed host is reached, the
 	// secret is inserted, and a redirect to a host not allowed is refused.
-	h2 := newHost(t, func(o *Options) { o.AllowAddr = loopbackOnly })
+	h2 := newHost(t, func(o *Options) { o.Egress = testEgress{allow: loopbackOnly} })
 	mustRegister(t, h2, Registration{Name: "fetcher", Hooks: []string{HookFormsSubmit}, AllowHosts: allow, Config: cfg})
 	if v, err := h2.FormsSubmit(ctx, "demo", "contact", msg(srv.URL+"/x")); err != nil || v.Code != "FETCH_200" || v.Message != "hello" {
 		t.Errorf("fetch allowed host: %+v, %v; want FETCH_200 hello", v, err)

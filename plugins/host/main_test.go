@@ -64,6 +64,7 @@ func newHost(t testing.TB, mutate func(*Options)) *Host {
 	t.Helper()
 	o := DefaultOptions()
 	o.CacheDir = cacheDir
+	o.Egress = testEgress{} // connects nowhere; tests of http_fetch give their own
 	if mutate != nil {
 		mutate(&o)
 	}

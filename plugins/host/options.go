@@ -1,10 +1,8 @@
 package host
 
 import (
-	"context"
 	"io"
 	"log/slog"
-	"net/netip"
 	"runtime"
 	"time"
 
@@ -72,22 +70,17 @@ type Options struct {
 	// random_get reads). Default: a ChaCha8 stream seeded from crypto/rand.
 	Rand func() io.Reader
 
-	// AllowAddr decides which resolved IP addresses http_fetch may connect
-	// to. Default PublicAddr, which refuses loopback, private, link-local,
-	// metadata and other special ranges. Replace it in tests only (to reach
-	// an httptest server on 127.0.0.1).
-	AllowAddr func(netip.Addr) bool
-	// LookupHost resolves host names for http_fetch. Default
-	// net.DefaultResolver.LookupNetIP; tests use it to simulate DNS.
-	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Egress is the connection policy of http_fetch (fetch.go). The gateway passes its
+	// edge/egress policy; nil denies every fetch.
+	Egress Egress
 }
 
 // FetchLimits caps what one plugin call may do through http_fetch.
 type FetchLimits struct {
 	CallsPerInvocation int           // default 4
-	MaxResponseBytes   int           // default 1 MiB
+	MaxResponseBytes   int           // default 1 MiB (and never past the Egress policy's cap)
 	MaxRequestBytes    int           // default 64 KiB
-	Timeout            time.Duration // per fetch, default 5s (and never past the call's deadline)
+	Timeout            time.Duration // per fetch, default 5s (and never past the call's deadline or the Egress client's timeout)
 	MaxRedirects       int           // default 3
 }
 
@@ -119,8 +112,7 @@ func DefaultOptions() Options {
 			Timeout:            5 * time.Second,
 			MaxRedirects:       3,
 		},
-		Clock:     time.Now,
-		AllowAddr: PublicAddr,
+		Clock: time.Now,
 	}
 }
 
@@ -176,9 +168,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Clock == nil {
 		o.Clock = d.Clock
-	}
-	if o.AllowAddr == nil {
-		o.AllowAddr = d.AllowAddr
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

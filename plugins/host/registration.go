@@ -66,7 +66,7 @@ type Registration struct {
 	// AllowHosts lists what http_fetch may reach: "host" and "host:port"
 	// (http or https), "*.example.com" (subdomains), "https://host[:port]"
 	// (pins the scheme), IP literals ("[2001:db8::1]:443"); see allowRule.
-	// The connect-time address rules (Options.AllowAddr) apply to all.
+	// The connect-time address rules of Options.Egress apply to all.
 	AllowHosts []string
 	Limits     Limits
 	// Config values the plugin reads with config_get, and which http_fetch

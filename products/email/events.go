@@ -58,10 +58,11 @@ type Prepared struct {
 }
 
 // Prepare builds a message for project like Send does (the project's sender, a template or an
-// inline body, tags, metadata) without queuing it: Queue writes it inside the caller's
+// inline body, tags, metadata, then the SendHook: the project's email.send plugins see, rewrite
+// or refuse it like an API send) without queuing it: Queue writes it inside the caller's
 // transaction, so the form notifications of decisions.md 8.3 commit with their submission and
-// the transaction only does the writes. The email.send plugin hook does not run (the gateway
-// itself is the sender); the suppression list applies at delivery like for every message.
+// the transaction only does the writes. The suppression list applies at delivery like for
+// every message.
 func (s *Service) Prepare(ctx context.Context, projectID string, req SendRequest) (*Prepared, error) {
 	p, err := s.readProject(ctx, projectID)
 	if err != nil {
@@ -70,8 +71,11 @@ func (s *Service) Prepare(ctx context.Context, projectID string, req SendRequest
 	if !p.ok {
 		return nil, ErrProjectNotFound
 	}
-	m, _, err := s.build(ctx, p.v, req)
+	m, vars, err := s.build(ctx, p.v, req)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.filter(ctx, projectID, m, vars); err != nil {
 		return nil, err
 	}
 	return &Prepared{s: s, m: m}, nil

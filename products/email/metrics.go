@@ -1,9 +1,9 @@
 package email
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse-dev/gatehouse/edge/promreg"
 )
 
 // Metrics are the product's Prometheus metrics. A nil *Metrics records nothing.
@@ -24,22 +24,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gatehouse_email_delivery_outcomes_total",
 			Help: "Delivery attempts by outcome: delivered, bounced, deferred, failed, suppressed."}, []string{"outcome"}),
 	}
-	m.sends = register(reg, m.sends)
-	m.outcomes = register(reg, m.outcomes)
+	m.sends = promreg.Register(reg, m.sends)
+	m.outcomes = promreg.Register(reg, m.outcomes)
 	return m
-}
-
-// register registers c, or returns the collector already registered under its name.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }
 
 // committed counts one send written to the queue.

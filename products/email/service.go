@@ -183,26 +183,36 @@ func (s *Service) Send(ctx context.Context, caller Caller, idem string, req Send
 	if err != nil {
 		return Receipt{}, err
 	}
-	if s.hook != nil {
-		d := &Draft{Message: m}
-		if m.TemplateID != "" {
-			d.Variables = maps.Clone(vars)
-		}
-		if err := s.hook.FilterSend(ctx, proj.ID, d); err != nil {
-			var apiErr *apierr.Error
-			if errors.As(err, &apiErr) {
-				return Receipt{}, err
-			}
-			return Receipt{}, fmt.Errorf("%w: %v", ErrRejected, err)
-		}
-		if m.TemplateID != "" && !maps.Equal(vars, d.Variables) {
-			if err := s.renderTemplate(ctx, m, proj.ID, m.TemplateID, d.Variables); err != nil {
-				return Receipt{}, err
-			}
-		}
+	if err := s.filter(ctx, proj.ID, m, vars); err != nil {
+		return Receipt{}, err
 	}
 	m.IdempotencyKey = idem
 	return s.enqueue(ctx, m, fingerprint(req))
+}
+
+// filter runs the SendHook (the project's email.send plugins) on a built message, before it
+// is queued: it may refuse it (an *apierr.Error keeps its code, any other error is
+// ErrRejected), change it in place, or change the template variables, which renders the
+// template again.
+func (s *Service) filter(ctx context.Context, project string, m *Message, vars Vars) error {
+	if s.hook == nil {
+		return nil
+	}
+	d := &Draft{Message: m}
+	if m.TemplateID != "" {
+		d.Variables = maps.Clone(vars)
+	}
+	if err := s.hook.FilterSend(ctx, project, d); err != nil {
+		var apiErr *apierr.Error
+		if errors.As(err, &apiErr) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrRejected, err)
+	}
+	if m.TemplateID != "" && !maps.Equal(vars, d.Variables) {
+		return s.renderTemplate(ctx, m, project, m.TemplateID, d.Variables)
+	}
+	return nil
 }
 
 // project resolves the project a send belongs to: the key's own, or for an org-only key the

@@ -40,6 +40,13 @@ func newService(t *testing.T, o email.Options) *email.Service {
 
 func newServiceTenancy(t *testing.T, o email.Options) (*email.Service, *tenancy.Service) {
 	t.Helper()
+	svc, ten, _ := newServiceDB(t, o)
+	return svc, ten
+}
+
+// newServiceDB is newServiceTenancy that also returns the store.
+func newServiceDB(t *testing.T, o email.Options) (*email.Service, *tenancy.Service, *store.DB) {
+	t.Helper()
 	db, err := store.Open(store.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +68,7 @@ func newServiceTenancy(t *testing.T, o email.Options) (*email.Service, *tenancy.
 	if _, err := ten.Apply(context.Background(), doc); err != nil {
 		t.Fatal(err)
 	}
-	return svc, ten
+	return svc, ten, db
 }
 
 var demo = email.Caller{Org: "acme", Project: "demo"}
@@ -154,6 +161,46 @@ func TestSendHookAndClose(t *testing.T) {
 	}
 	if _, err := svc.Send(ctx, demo, "", inlineReq("a@example.com")); !errors.Is(err, email.ErrClosed) {
 		t.Errorf("Send after Close = %v, want ErrClosed (503 UNAVAILABLE)", err)
+	}
+}
+
+// Prepare (form notifications and auto-replies, queued in the submission's transaction) runs
+// the same SendHook as Send: the hook rewrites the message and its template variables, or
+// refuses it before anything is queued.
+func TestPrepareRunsTheSendHook(t *testing.T) {
+	t.Parallel()
+	svc, _, db := newServiceDB(t, email.Options{Hook: hook{}})
+	ctx := context.Background()
+	p, err := svc.Prepare(ctx, "demo", inlineReq("a@example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue(t, db, p)
+	if m, _ := svc.Get(ctx, p.ID()); m.Subject != "[demo] Subject" {
+		t.Errorf("prepared message subject = %q, want the hook's rewrite", m.Subject)
+	}
+	p, err = svc.Prepare(ctx, "demo", email.SendRequest{To: &email.Address{Email: "vars@example.com"}, TemplateID: "plain",
+		Variables: map[string]any{"name": "Ada"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue(t, db, p)
+	if m, _ := svc.Get(ctx, p.ID()); m.Subject != "Plain Grace" || m.Text != "Hello Grace" {
+		t.Errorf("prepared message after a variables rewrite: subject %q, text %q; want Grace", m.Subject, m.Text)
+	}
+	if _, err := svc.Prepare(ctx, "demo", inlineReq("refused@example.com")); !errors.Is(err, email.ErrRejected) {
+		t.Errorf("Prepare of a refused message = %v, want ErrRejected", err)
+	}
+	if _, err := svc.Prepare(ctx, "demo", inlineReq("coded@example.com")); apierr.As(err).Code != "POLICY" {
+		t.Errorf("Prepare refused with an API error = %v, want its own code", err)
+	}
+}
+
+// queue writes a prepared message in a transaction of its own.
+func queue(t *testing.T, db *store.DB, p *email.Prepared) {
+	t.Helper()
+	if err := db.Update(context.Background(), p.Queue); err != nil {
+		t.Fatalf("Queue: %v", err)
 	}
 }
 

@@ -326,3 +326,54 @@ func TestWriteReadableByNextRequest(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestTitleFollowsCreatedAtChanges: the title index names a record's document by its
+// createdAt; a write that changes the createdAt (in the same journal drain as other writes or
+// in one of its own) leaves exactly one document, unpublish and delete leave none.
+func TestTitleFollowsCreatedAtChanges(t *testing.T) {
+	t.Parallel()
+	h, svc := newHarness(t)
+	ctx := context.Background()
+	put := func(created string, published bool) {
+		t.Helper()
+		if _, _, err := svc.Put(ctx, "demo", "posts", records.WriteRecord{ID: "moved", Published: &published, CreatedAt: created, Data: map[string]any{"title": "Wandering ibex"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search := func() []string {
+		t.Helper()
+		if err := svc.SyncTitles(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, q := range []string{"q=ibex", "q=ibex&sort=-createdAt", "q=wand&sort=createdAt"} {
+			out = append(out, strings.Join(ids(list(t, h, pk, posts+"/records?"+q)), ","))
+		}
+		return out
+	}
+	steps := []struct {
+		name string
+		do   func()
+		want string
+	}{
+		{"create", func() { put("2020-01-01T00:00:00Z", true) }, "moved"},
+		{"new createdAt", func() { put("2021-01-01T00:00:00Z", true) }, "moved"},
+		{"two createdAts in one drain", func() { put("2022-01-01T00:00:00Z", true); put("2023-01-01T00:00:00Z", true) }, "moved"},
+		{"back and forth in one drain", func() { put("2020-06-01T00:00:00Z", true); put("2023-01-01T00:00:00Z", true) }, "moved"},
+		{"unpublished with a new createdAt", func() { put("2024-01-01T00:00:00Z", false) }, ""},
+		{"published again", func() { put("2024-01-01T00:00:00Z", true) }, "moved"},
+		{"replaced keeping createdAt", func() { put("", true) }, "moved"},
+		{"deleted", func() {
+			if err := svc.Delete(ctx, "demo", "posts", "moved"); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+	}
+	for _, st := range steps {
+		st.do()
+		want := []string{st.want, st.want, st.want}
+		if got := search(); !reflect.DeepEqual(got, want) {
+			t.Errorf("after %s: q answers %q, want %q", st.name, got, want)
+		}
+	}
+}

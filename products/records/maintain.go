@@ -224,10 +224,7 @@ func (s *Service) drainJournal(ctx context.Context, full bool) error {
 		err := s.db.View(ctx, func(txn *store.Txn) error {
 			return txn.Iterate(store.IterOptions{Prefix: journalPrefix(), Start: s.journalNext}, func(k, v []byte) (bool, error) {
 				keys = append(keys, bytes.Clone(k))
-				if err := indexEntry(txn, b, v); err != nil {
-					return false, err
-				}
-				return len(keys) < 5000, nil
+				return len(keys) < 5000, indexEntry(txn, b, v)
 			})
 		})
 		if err != nil {
@@ -254,18 +251,27 @@ func (s *Service) drainJournal(ctx context.Context, full bool) error {
 	}
 }
 
-// indexEntry queues into b the title change a journal entry (a record's path) stands for: the
-// record's current title, or its removal when it is gone or unpublished.
-func indexEntry(txn *store.Txn, b *title.Batch, path []byte) error {
-	project, coll, id := cutPath(string(path))
+// indexEntry queues in b what a title journal entry asks: the record's document as the store
+// holds the record now (none when it is gone or unpublished), and the deletion of the document
+// an earlier version was indexed with when its createdAt differs (journalEntry).
+func indexEntry(txn *store.Txn, b *title.Batch, v []byte) error {
+	project, coll, id, prevMs, hasPrev := parseJournalEntry(v)
 	r, err := getRecord(txn, project, coll, id)
 	if err != nil {
 		return err
 	}
-	if r == nil || !r.published {
-		return b.Delete(project, coll, id)
+	published := r != nil && r.published
+	var ms float64
+	if published {
+		ms = createdMsOf(r)
 	}
-	return b.Put(project, coll, id, titleOf(r), createdMsOf(r))
+	if hasPrev && (!published || ms != prevMs) {
+		b.Delete(project, coll, id, prevMs)
+	}
+	if !published {
+		return nil
+	}
+	return b.Put(project, coll, id, titleOf(r), ms)
 }
 
 // deletePrefix removes every key below prefix, in batches.
@@ -372,7 +378,7 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 						return err
 					}
 				}
-				if err := w.journal(project, coll, it.id); err != nil {
+				if err := w.journal(project, coll, it.id, old); err != nil {
 					return err
 				}
 			}

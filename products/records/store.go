@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,39 @@ func groupPrefix(project, coll, field string) []byte {
 func groupCollPrefix(project, coll string) []byte { return store.Prefix(root, "g", project, coll) }
 
 func journalPrefix() []byte { return store.Prefix(root, "tj") }
+
+// A title journal entry names the record a write changed, "<project>/<collection>/<id>",
+// followed, when a version of the record was stored before the write, by a 0 byte and that
+// version's createdAt (epoch milliseconds): the title index names a record's document by its
+// createdAt, so the drain deletes the earlier document by name when the createdAt changed,
+// without searching for it. Entries written before the createdAt was added have none; the
+// title index those versions wrote is of an older format and rebuilt from the store at start.
+
+// journalEntry encodes a title journal entry; prev is the record stored before the write (nil
+// when none).
+func journalEntry(project, coll, id string, prev *record) []byte {
+	b := make([]byte, 0, len(project)+len(coll)+len(id)+24)
+	b = append(append(append(append(append(b, project...), '/'), coll...), '/'), id...)
+	if prev != nil {
+		b = strconv.AppendFloat(append(b, 0), createdMsOf(prev), 'f', -1, 64)
+	}
+	return b
+}
+
+// parseJournalEntry decodes a title journal entry; hasPrev tells whether it carries the
+// createdAt of an earlier version.
+func parseJournalEntry(v []byte) (project, coll, id string, prevMs float64, hasPrev bool) {
+	path, prev, hasPrev := strings.Cut(string(v), "\x00")
+	project, coll, id = cutPath(path)
+	if hasPrev {
+		ms, err := strconv.ParseFloat(prev, 64)
+		if err != nil {
+			return project, coll, id, 0, false
+		}
+		prevMs = ms
+	}
+	return project, coll, id, prevMs, hasPrev
+}
 
 // errCorrupt reports a stored value this version cannot read.
 var errCorrupt = errors.New("records: corrupt stored record")

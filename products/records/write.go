@@ -72,7 +72,7 @@ func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool)
 	if !add {
 		d = -1
 	}
-	stripe := stripeOf(r.id)
+	stripe := writeStripe
 	for _, x := range r.idx {
 		p := idxPrefix(project, coll, x.name)
 		var err error
@@ -98,8 +98,10 @@ func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool)
 	return nil
 }
 
-func (w *txWriter) journal(project, coll, id string) error {
-	return w.txn.Set(append(journalPrefix(), store.NewID()...), []byte(project+"/"+coll+"/"+id))
+// journal records in the title journal that the record id changed; prev is the version stored
+// before (nil when none).
+func (w *txWriter) journal(project, coll, id string, prev *record) error {
+	return w.txn.Set(append(journalPrefix(), store.NewID()...), journalEntry(project, coll, id, prev))
 }
 
 // put stores rec, built under sch (replacing any previous version), and returns the previous
@@ -125,7 +127,7 @@ func (w *txWriter) put(project, coll string, sch *Schema, rec *record) (*record,
 			return nil, err
 		}
 	}
-	return old, w.journal(project, coll, rec.id)
+	return old, w.journal(project, coll, rec.id, old)
 }
 
 // del removes a record of a collection with schema sch (nil when the collection is gone); it
@@ -145,7 +147,7 @@ func (w *txWriter) del(project, coll string, sch *Schema, id string) (bool, erro
 		return false, err
 	}
 	w.read[string(recKey(project, coll, id))] = nil
-	return true, w.journal(project, coll, id)
+	return true, w.journal(project, coll, id, old)
 }
 
 // flush writes the counter changes.

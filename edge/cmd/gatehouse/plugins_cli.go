@@ -18,6 +18,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
 	"github.com/gatehouse-dev/gatehouse/plugins/pdk"
 )
@@ -149,6 +150,8 @@ func pluginsRun(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	opts := host.DefaultOptions()
+	// http_fetch runs under the gateway's default egress policy: public addresses only.
+	opts.Egress = egress.New(egress.Options{})
 	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})) // failed calls are printed as the verdict
 	h, err := host.New(ctx, opts)
 	if err != nil {

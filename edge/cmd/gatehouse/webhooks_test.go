@@ -296,33 +296,6 @@ func TestWebhooksAndNotifications(t *testing.T) {
 	p.stop(t)
 }
 
-// Without egress.allow_private_networks the loopback receiver is refused at connect time.
-func TestWebhookEgressRefusedByDefault(t *testing.T) {
-	t.Parallel()
-	rcv := newHookReceiver(t)
-	data := t.TempDir()
-	cfg := filepath.Join(data, "empty.yaml")
-	tenants := filepath.Join(data, "tenants.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	doc := strings.Replace(hooksDoc(rcv.URL), "127.0.0.1", "localhost", 1) // a name resolving to loopback
-	if err := os.WriteFile(tenants, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProc(t, "--data", data, "--config", cfg, "--tenants", tenants)
-	code, raw := p.admin(t, "POST", "/projects/site/webhooks/main/test", "")
-	if code != 200 || !strings.Contains(string(raw), `"ok":false`) || !strings.Contains(string(raw), "egress") {
-		t.Fatalf("ping to loopback without allow_private_networks: %d %s", code, raw)
-	}
-	rcv.mu.Lock()
-	n := len(rcv.events)
-	rcv.mu.Unlock()
-	if n != 0 {
-		t.Errorf("the loopback receiver got %d requests, want none", n)
-	}
-}
-
 // SIGKILL after a submission was acknowledged and before its notification and webhook were
 // delivered (the SMTP server and the receiver hold them in flight) loses neither: after the
 // restart on the same data folder both arrive.

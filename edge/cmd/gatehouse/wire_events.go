@@ -70,8 +70,9 @@ func (f formEvents) SubmissionAccepted(ctx context.Context, a forms.Accepted) (f
 			var apiErr *apierr.Error
 			if errors.As(err, &apiErr) {
 				// A message the email product refuses (a template variable it cannot render, an
-				// address it cannot encode) is logged and skipped, never a reason to refuse the
-				// submission.
+				// address it cannot encode, a refusal or failure of the project's email.send
+				// plugins, which see it like an API send) is logged and skipped, never a reason
+				// to refuse the submission.
 				f.log.Warn("form email not sent", "project", a.Project, "form", a.Form.Slug, "submission", sub.ID,
 					"tag", req.Tags[0], "err", err)
 				continue

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
@@ -34,7 +35,7 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 	}
 	opts.Logger = d.log
 	// http_fetch connects under the one egress policy (decisions.md 8.3).
-	opts.AllowAddr = d.egress.Allowed
+	opts.Egress = d.egress
 	opts.Registerer = d.reg
 	if d.cfg.Plugins.PoolSize > 0 {
 		opts.PoolSize = d.cfg.Plugins.PoolSize
@@ -64,6 +65,8 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 	a.admin = append(a.admin, admin.NewPlugins(d.tenancy, pluginAdmin{h}))
 	return h, nil
 }
+
+var _ host.Egress = (*egress.Policy)(nil)
 
 // pluginSync registers the tenants document's plugins with the host, and vets plugins for the
 // registry before an apply or upload stores them.
