@@ -3,7 +3,6 @@ package bus_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -138,16 +137,7 @@ func sharedStores(t *testing.T, backend string) (a, b *store.DB) {
 	}
 	if backend == store.BackendPostgres {
 		o := store.Options{Backend: store.BackendPostgres, PostgresURL: pgtest.URL(t)}
-		db, err := store.Open(o)
-		if err != nil && strings.Contains(err.Error(), "not built yet") {
-			// TODO(redis): drop once edge/store's postgres engine lands (issue 17, pgstore).
-			t.Skip(err)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db, open(o)
+		return open(o), open(o)
 	}
 	db := open(store.Options{Dir: t.TempDir()})
 	return db, db
@@ -272,7 +262,13 @@ func TestJournalAloneWithoutRedis(t *testing.T) {
 // Changes made on both nodes at once reach the other node each exactly once, in journal order.
 func TestConcurrentChangesOnBothNodes(t *testing.T) {
 	srv := redistest.Start(t)
-	dbA, dbB := sharedStores(t, store.BackendBadger)
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) { concurrentChanges(t, srv, backend) })
+	}
+}
+
+func concurrentChanges(t *testing.T, srv *redistest.Server, backend string) {
+	dbA, dbB := sharedStores(t, backend)
 	channel := redistest.Name("changes")
 	a := newNode(t, "A", dbA, srv.Client(), channel)
 	b := newNode(t, "B", dbB, srv.Client(), channel)

@@ -61,8 +61,9 @@ type Prepared struct {
 // inline body, tags, metadata, then the SendHook: the project's email.send plugins see, rewrite
 // or refuse it like an API send) without queuing it: Queue writes it inside the caller's
 // transaction, so the form notifications of decisions.md 8.3 commit with their submission and
-// the transaction only does the writes. The suppression list applies at delivery like for
-// every message.
+// the transaction only does the writes. The request's tags stay through a plugin's rewrite of
+// the tags (a plugin may add tags, not drop the gateway's own markers such as
+// form-notification). The suppression list applies at delivery like for every message.
 func (s *Service) Prepare(ctx context.Context, projectID string, req SendRequest) (*Prepared, error) {
 	p, err := s.readProject(ctx, projectID)
 	if err != nil {
@@ -78,6 +79,7 @@ func (s *Service) Prepare(ctx context.Context, projectID string, req SendRequest
 	if err := s.filter(ctx, projectID, m, vars); err != nil {
 		return nil, err
 	}
+	m.Tags = dedupeTags(append(m.Tags, req.Tags...))
 	return &Prepared{s: s, m: m}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -117,6 +118,9 @@ func (hook) FilterSend(_ context.Context, project string, d *email.Draft) error 
 		return errors.New("blocked by policy")
 	case "coded@example.com":
 		return apierr.New(403, "POLICY", "no", nil)
+	case "retag@example.com":
+		m.Tags = []string{"plugin"}
+		return nil
 	case "vars@example.com":
 		if d.Variables["name"] != "Ada" {
 			return fmt.Errorf("hook saw variables %v, want name=Ada", d.Variables)
@@ -187,6 +191,16 @@ func TestPrepareRunsTheSendHook(t *testing.T) {
 	queue(t, db, p)
 	if m, _ := svc.Get(ctx, p.ID()); m.Subject != "Plain Grace" || m.Text != "Hello Grace" {
 		t.Errorf("prepared message after a variables rewrite: subject %q, text %q; want Grace", m.Subject, m.Text)
+	}
+	// A plugin's rewrite of the tags keeps the gateway's own (form-notification).
+	req := inlineReq("retag@example.com")
+	req.Tags = []string{"form-notification"}
+	if p, err = svc.Prepare(ctx, "demo", req); err != nil {
+		t.Fatal(err)
+	}
+	queue(t, db, p)
+	if m, _ := svc.Get(ctx, p.ID()); !slices.Equal(m.Tags, []string{"plugin", "form-notification"}) {
+		t.Errorf("prepared message tags after a plugin's rewrite = %v, want [plugin form-notification]", m.Tags)
 	}
 	if _, err := svc.Prepare(ctx, "demo", inlineReq("refused@example.com")); !errors.Is(err, email.ErrRejected) {
 		t.Errorf("Prepare of a refused message = %v, want ErrRejected", err)

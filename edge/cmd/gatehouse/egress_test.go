@@ -14,7 +14,8 @@ import (
 // egress.allow_private_networks: a webhook endpoint on loopback (a name resolving there) is
 // refused when the tenants document is applied, with its path; a plugin's http_fetch to a
 // loopback address in its allowHosts is refused at connect time and the server is not
-// reached. With it, the same fetch reaches the server.
+// reached. With it, the same fetch reaches the server. `gatehouse plugins run` fetches under
+// the same policy, private networks allowed only with --allow-private-networks.
 func TestEgressPolicyInTheGateway(t *testing.T) {
 	t.Parallel()
 	mods := hostileModules(t, "fetcher")
@@ -37,6 +38,25 @@ func TestEgressPolicyInTheGateway(t *testing.T) {
           - {name: fetcher, module: %q, hooks: [forms.submit], allowHosts: ["http://127.0.0.1:%s"]}
 `, mods["fetcher"], u.Port())
 	submit := fmt.Sprintf(`{"data":{"message":%q}}`, srv.URL+"/check")
+
+	input := writeFile(t, t.TempDir(), "input.json", submit)
+	for _, tc := range []struct {
+		flags   []string
+		verdict string
+	}{
+		{nil, `reject FETCH_DENIED`},
+		{[]string{"--allow-private-networks"}, `reject FETCH_200 "fetched"`},
+	} {
+		before := hits.Load()
+		args := append([]string{"plugins", "run", mods["fetcher"], "--hook", "forms.submit", "--input", input,
+			"--allow-host", "http://127.0.0.1:" + u.Port()}, tc.flags...)
+		if _, out, errOut := runCLI(t, args...); !strings.Contains(out, "verdict: "+tc.verdict) {
+			t.Errorf("plugins run %v: %s %s; want verdict %s", tc.flags, out, errOut, tc.verdict)
+		}
+		if reached := hits.Load() > before; reached != (tc.flags != nil) {
+			t.Errorf("plugins run %v: the loopback server reached = %v", tc.flags, reached)
+		}
+	}
 
 	for _, tc := range []struct {
 		name, env, want string

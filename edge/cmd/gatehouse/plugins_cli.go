@@ -116,12 +116,13 @@ func pluginsRun(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	flags.Var(config, "config", "a config value, key=value (repeatable)")
 	var allowHosts repeated
 	flags.Var(&allowHosts, "allow-host", "an allowHosts entry for http_fetch (repeatable)")
+	allowPrivate := flags.Bool("allow-private-networks", false, "let http_fetch reach loopback and private addresses, as egress.allow_private_networks does for the gateway")
 	pos, err := parseWithArgs(flags, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 || *hook == "" || *inputFile == "" {
-		return errors.New("usage: gatehouse plugins run MODULE --hook HOOK --input FILE [--config k=v]... [--allow-host H]... [--memory-mb N] [--timeout-ms N]")
+		return errors.New("usage: gatehouse plugins run MODULE --hook HOOK --input FILE [--config k=v]... [--allow-host H]... [--allow-private-networks] [--memory-mb N] [--timeout-ms N]")
 	}
 	module := pos[0]
 	wasm, err := os.ReadFile(module)
@@ -150,8 +151,9 @@ func pluginsRun(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	opts := host.DefaultOptions()
-	// http_fetch runs under the gateway's default egress policy: public addresses only.
-	opts.Egress = egress.New(egress.Options{})
+	// http_fetch runs under the gateway's egress policy: public addresses only, unless
+	// --allow-private-networks.
+	opts.Egress = egress.New(egress.Options{AllowPrivateNetworks: *allowPrivate})
 	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})) // failed calls are printed as the verdict
 	h, err := host.New(ctx, opts)
 	if err != nil {
