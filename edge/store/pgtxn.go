@@ -24,8 +24,9 @@ type pgTxn struct {
 	ctx   context.Context
 	begin string
 	began bool
-	// serr is the first serialization failure a read met: the transaction must run again.
-	serr error
+	// failed is the first error a statement met: the transaction is aborted (and must run
+	// again when it is a serialization failure).
+	failed error
 }
 
 // query runs sql and hands each row to scan, beginning the transaction first if needed. The
@@ -61,8 +62,8 @@ func (t *pgTxn) query(scan func(pgx.Rows) error, sql string, args ...any) error 
 		err = cerr
 	}
 	if err != nil {
-		if retryable(err) && t.serr == nil {
-			t.serr = err
+		if t.failed == nil {
+			t.failed = err
 		}
 		return fmt.Errorf("store: postgres: %w", err)
 	}

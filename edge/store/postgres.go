@@ -60,9 +60,10 @@ type pgEngine struct {
 	mu     sync.RWMutex
 	closed bool
 	active sync.WaitGroup
-	// commits counts the Updates that committed writes, retries the runs again after
-	// serialization failures.
-	commits, retries atomic.Uint64
+	c      *pgCommitter
+	// commits counts the committer's transactions that wrote, ops the Updates they held,
+	// retries the groups run again after a serialization failure.
+	commits, ops, retries atomic.Uint64
 }
 
 var _ engine = (*pgEngine)(nil)
@@ -92,6 +93,8 @@ func openPostgres(opts Options) (*pgEngine, error) {
 		pool.Close()
 		return nil, err
 	}
+	e.c = newPGCommitter(e)
+	go e.c.loop()
 	return e, nil
 }
 
@@ -142,7 +145,8 @@ func (e *pgEngine) enter() bool {
 
 func (e *pgEngine) leave() { e.active.Done() }
 
-// close waits for the transactions begun before it, then closes the pool.
+// close commits the Updates already queued and waits for the transactions begun before it,
+// then closes the pool.
 func (e *pgEngine) close() error {
 	e.mu.Lock()
 	already := e.closed
@@ -151,21 +155,21 @@ func (e *pgEngine) close() error {
 	if already {
 		return nil
 	}
+	e.c.close()
 	e.active.Wait()
 	e.pool.Close()
 	return nil
 }
 
 func (e *pgEngine) commitStats() (commits, ops uint64) {
-	n := e.commits.Load()
-	return n, n
+	return e.commits.Load(), e.ops.Load()
 }
 
 func (e *pgEngine) syncStats() uint64 {
 	if !e.durable {
 		return 0
 	}
-	return e.commits.Load()
+	return e.commits.Load() // the server flushes its log once per commit
 }
 
 // sync commits a transaction that has an id with synchronous_commit on: the server flushes
@@ -199,70 +203,9 @@ func (e *pgEngine) size() (int64, int64) {
 	return n, 0
 }
 
-// update runs fn in a serializable transaction, again after a serialization failure. Once
-// it has a connection, the transaction runs to its end even if ctx ends (as badger's queued
-// Update does), so a write that committed is never reported as failed; ctx still ends the
-// wait for a connection and the retries.
+// update hands fn to the committer (pgcommit.go).
 func (e *pgEngine) update(ctx context.Context, fn func(*Txn) error) error {
-	if !e.enter() {
-		return ErrClosed
-	}
-	defer e.leave()
-	for attempt := 0; ; attempt++ {
-		err := e.attempt(ctx, fn)
-		if !retryable(err) {
-			return err
-		}
-		if attempt+1 >= pgMaxAttempts {
-			return fmt.Errorf("store: gave up after %d serialization failures: %w", attempt+1, err)
-		}
-		e.retries.Add(1)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff(attempt)):
-		}
-	}
-}
-
-// attempt runs fn once in one transaction and commits its writes.
-func (e *pgEngine) attempt(ctx context.Context, fn func(*Txn) error) error {
-	conn, err := e.pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("store: postgres: %w", err)
-	}
-	defer conn.Release()
-	t := &pgTxn{conn: conn.Conn(), ctx: context.WithoutCancel(ctx), begin: pgBeginUpdate}
-	st := &stage{}
-	ok := false
-	defer func() {
-		if !ok { // fn failed or panicked
-			t.rollback()
-		}
-	}()
-	if err := fn(&Txn{r: t, st: st}); err != nil {
-		if t.serr != nil {
-			return t.serr // fn saw the failure of a read: run it again
-		}
-		return err
-	}
-	for _, w := range st.entries {
-		if len(w.key) == 0 {
-			return errEmptyKey
-		}
-	}
-	if st.count > PostgresMaxWrites || st.size > PostgresMaxBytes {
-		return fmt.Errorf("%w: %d writes, %d bytes (at most %d, %d bytes)", ErrTooBig, st.count, st.size, PostgresMaxWrites, PostgresMaxBytes)
-	}
-	ok = true
-	wrote := len(st.entries) > 0
-	if err := t.commit(st); err != nil {
-		return err
-	}
-	if wrote {
-		e.commits.Add(1)
-	}
-	return nil
+	return e.c.submit(ctx, fn)
 }
 
 // errEmptyKey refuses an empty key, as badger does.

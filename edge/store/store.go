@@ -7,22 +7,25 @@
 // their key prefixes and build keys with Key; they read and write through View and Update, one
 // transaction per logical write, and the same code runs on either backend (Options.Backend).
 //
-// Badger (badger.go, commit.go, wal.go): every Update goes through the database's one group
-// committer: concurrent writers share a commit (and its fsync), functions run one after
-// another, and a caller never sees a conflict.
+// Both backends put every Update of a node through one group committer: the queued functions
+// run one after another in one transaction, each over a stage of its own that joins the
+// transaction only if it succeeds, and they commit together (one commit and one log flush for
+// many writers). A caller never sees a conflict.
 //
-// PostgreSQL (postgres.go, pgtxn.go, pgbackup.go): one table gatehouse_kv (k bytea primary
-// key, v bytea not null) beside gatehouse_meta (the schema version), both created when absent.
-// bytea (CockroachDB's BYTES too) orders bytewise, as badger does. Each Update is one
-// SERIALIZABLE transaction on a pooled connection: reads go to the database through it, writes
-// are staged in memory (reads see them) and sent at the end with the COMMIT in one round trip
-// (an upsert of unnest arrays and a delete = any). A serialization failure or a deadlock
-// (SQLSTATE 40001, 40P01) re-runs the function after an exponential backoff with jitter, so
-// Update never returns ErrConflict; concurrent Updates run concurrently, not one after
-// another. View is a REPEATABLE READ READ ONLY transaction (begun together with its first
-// read, so a one-read View costs two round trips). Iterate reads the range in batches
-// (ORDER BY k [DESC] LIMIT n, growing from 64 rows to 1024) merged with the staged writes.
-// docs/storage.md says more (limits, pool size, durability).
+// Badger (badger.go, commit.go, wal.go): the committer's transaction is a badger transaction;
+// durability is a pipelined fsync of badger's logs.
+//
+// PostgreSQL (postgres.go, pgcommit.go, pgtxn.go, pgbackup.go): one table gatehouse_kv
+// (k bytea primary key, v bytea not null) beside gatehouse_meta (the schema version), both
+// created when absent. bytea (CockroachDB's BYTES too) orders bytewise, as badger does. The
+// committer's transaction is SERIALIZABLE: reads go to the database through it, the group's
+// writes stay staged in memory (later functions read them) and go with the COMMIT in one round
+// trip (an upsert of unnest arrays and a delete = any). Other nodes' transactions can make it
+// fail with a serialization failure or a deadlock (SQLSTATE 40001, 40P01): the group runs
+// again after an exponential backoff with jitter. View is a REPEATABLE READ READ ONLY
+// transaction on a pooled connection, begun together with its first read; Iterate reads the
+// range in batches (ORDER BY k [DESC] LIMIT n, from 32 rows growing to 1024) merged with the
+// staged writes. docs/storage.md says why (and what was measured), and the limits.
 package store
 
 import (
@@ -193,16 +196,15 @@ func (db *DB) View(ctx context.Context, fn func(*Txn) error) error {
 // Update runs fn in a read-write transaction and commits its writes when fn returns nil; it
 // returns after that commit (durable with SyncWrites), or fn's error with nothing written.
 //
-// fn may run more than once (badger re-runs it after a conflict with a Batch write, postgres
-// after a serialization failure), so it must not have effects outside the transaction that a
+// fn may run more than once (after a conflict with a Batch write, or on postgres with another
+// node's transaction), so it must not have effects outside the transaction that a
 // second run would repeat wrongly. fn must not call Update (it would wait for itself).
 // A function whose writes alone exceed one commit gets ErrTooBig; a panic in fn is raised
 // again in the caller's goroutine. Update never returns ErrConflict.
 //
-// On badger, concurrent Updates are group-committed: fn runs on the committer's goroutine,
-// after the functions queued before it, whose writes it sees. On postgres they run
-// concurrently, each in its own serializable transaction: the outcome is the same as some
-// serial order, but not necessarily the order of the calls.
+// Concurrent Updates are group-committed: fn runs on the committer's goroutine, after the
+// functions queued before it on this node, whose writes it sees. Nodes sharing a postgres
+// database are serialized by the database: the outcome is that of some serial order.
 func (db *DB) Update(ctx context.Context, fn func(*Txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err

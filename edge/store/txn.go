@@ -161,6 +161,10 @@ type stage struct {
 	// count and size bound what applying the stage adds to the transaction (badger's own
 	// accounting: an entry, its key and value, and a little overhead each).
 	count, size int64
+	// parent holds the writes of the functions run before this one in the same transaction
+	// and not committed yet (the postgres committer's group); reads see them under the
+	// stage's own.
+	parent *stage
 }
 
 type stagedEntry struct {
@@ -172,11 +176,10 @@ func (st *stage) get(key []byte) (stagedEntry, bool) {
 	if st == nil {
 		return stagedEntry{}, false
 	}
-	i, ok := st.at[string(key)]
-	if !ok {
-		return stagedEntry{}, false
+	if i, ok := st.at[string(key)]; ok {
+		return st.entries[i], true
 	}
-	return st.entries[i], true
+	return st.parent.get(key)
 }
 
 func (st *stage) put(key, val []byte, del bool) {
@@ -194,9 +197,10 @@ func (st *stage) put(key, val []byte, del bool) {
 	st.entries = append(st.entries, e)
 }
 
-// scan returns the staged entries below prefix from start on, in scan order.
+// scan returns the staged entries below prefix from start on, in scan order (with a parent's
+// entries that the stage's own do not replace).
 func (st *stage) scan(prefix, start []byte, reverse bool) []stagedEntry {
-	if st == nil || len(st.entries) == 0 {
+	if st == nil {
 		return nil
 	}
 	var out []stagedEntry
@@ -215,6 +219,37 @@ func (st *stage) scan(prefix, start []byte, reverse bool) []stagedEntry {
 		}
 		return bytes.Compare(out[i].key, out[j].key) < 0
 	})
+	if up := st.parent.scan(prefix, start, reverse); len(up) > 0 {
+		out = mergeStaged(out, up, reverse)
+	}
+	return out
+}
+
+// mergeStaged merges two lists in scan order; on a key both have, own's entry wins.
+func mergeStaged(own, up []stagedEntry, reverse bool) []stagedEntry {
+	out := make([]stagedEntry, 0, len(own)+len(up))
+	for len(own) > 0 || len(up) > 0 {
+		c := 0
+		switch {
+		case len(own) == 0:
+			c = 1
+		case len(up) == 0:
+			c = -1
+		default:
+			c = bytes.Compare(own[0].key, up[0].key)
+			if reverse {
+				c = -c
+			}
+		}
+		switch {
+		case c < 0:
+			out, own = append(out, own[0]), own[1:]
+		case c > 0:
+			out, up = append(out, up[0]), up[1:]
+		default:
+			out, own, up = append(out, own[0]), own[1:], up[1:]
+		}
+	}
 	return out
 }
 

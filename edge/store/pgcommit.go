@@ -1,0 +1,224 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// pgCommitter is the postgres backend's group committer, the same design as badger's
+// (commit.go): every Update of this node is queued to it, and it runs the queued functions one
+// after another in one SERIALIZABLE transaction and commits them together, in one round trip
+// with their writes. Each function writes into a stage of its own, over the stage of the
+// functions before it in the group (it reads their writes), and the stage joins the group's
+// only when the function succeeds. So the Updates of one node never conflict with each other
+// (PostgreSQL's serializable isolation locks index pages, not only keys: concurrent
+// transactions inserting time-ordered keys conflict even when their keys differ), one commit
+// and its log flush serve many, and a node's functions run in the order they were queued, as
+// on badger. Transactions of other nodes (or a Batch) can still make the group's commit fail
+// with a serialization failure: the whole group then runs again after a backoff.
+type pgCommitter struct {
+	e    *pgEngine
+	in   chan *op
+	quit chan struct{}
+	done chan struct{}
+	// mu orders close after every hand-over in flight: callers hold it shared.
+	mu     sync.RWMutex
+	closed bool
+}
+
+func newPGCommitter(e *pgEngine) *pgCommitter {
+	return &pgCommitter{e: e, in: make(chan *op, queueCap), quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// submit queues fn and waits for its verdict. Once queued, fn runs and the caller waits for
+// the commit even if ctx ends, so an acknowledged write is never reported as failed.
+func (c *pgCommitter) submit(ctx context.Context, fn func(*Txn) error) error {
+	o := &op{fn: fn, done: make(chan struct{})}
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case c.in <- o:
+		c.mu.RUnlock()
+	case <-ctx.Done():
+		c.mu.RUnlock()
+		return ctx.Err()
+	}
+	<-o.done
+	if o.panicked != nil {
+		panic(o.panicked)
+	}
+	return o.err
+}
+
+// loop gathers what is queued (at most maxOps) while a group commits and runs it together.
+func (c *pgCommitter) loop() {
+	defer close(c.done)
+	batch := make([]*op, 0, maxOps)
+	for {
+		select {
+		case o := <-c.in:
+			batch = append(batch[:0], o)
+		case <-c.quit:
+			// No hand-over happens after quit: drain what is queued, then stop.
+			for {
+				select {
+				case o := <-c.in:
+					c.run([]*op{o})
+				default:
+					return
+				}
+			}
+		}
+	gather:
+		for len(batch) < maxOps {
+			select {
+			case o := <-c.in:
+				batch = append(batch, o)
+			default:
+				break gather
+			}
+		}
+		c.run(batch)
+	}
+}
+
+// close stops the committer after everything queued is committed.
+func (c *pgCommitter) close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.quit)
+	}
+	c.mu.Unlock()
+	<-c.done
+}
+
+// run commits batch in as few transactions as its size allows and answers every op.
+func (c *pgCommitter) run(batch []*op) {
+	for len(batch) > 0 {
+		n := c.round(batch)
+		for _, o := range batch[:n] {
+			close(o.done)
+		}
+		batch = batch[n:]
+	}
+}
+
+// groupFault reports an op whose function met a failure that is not a serialization failure
+// (the transaction is aborted): it is answered with err, and the others run again without it.
+type groupFault struct {
+	i   int
+	err error
+}
+
+func (f *groupFault) Error() string { return f.err.Error() }
+
+// round commits a prefix of ops in one transaction, running it again after serialization
+// failures, and returns its length; each op's err holds its verdict.
+func (c *pgCommitter) round(ops []*op) int {
+	for attempt := 0; ; attempt++ {
+		for _, o := range ops {
+			o.err, o.panicked = nil, nil
+		}
+		n, err := c.try(ops)
+		var fault *groupFault
+		switch {
+		case err == nil:
+			return n
+		case errors.As(err, &fault):
+			// Answer the faulty op alone, first: move it to the front and report it done.
+			f := ops[fault.i]
+			copy(ops[1:fault.i+1], ops[:fault.i])
+			ops[0] = f
+			f.err = fault.err
+			return 1
+		case retryable(err) && attempt+1 < pgMaxAttempts:
+			c.e.retries.Add(1)
+			time.Sleep(backoff(attempt))
+			continue
+		}
+		// The commit itself failed (a key PostgreSQL refuses, a lost connection): alone, the
+		// op gets the error; in a group, each op is tried alone so the others commit.
+		if len(ops) == 1 {
+			if ops[0].err == nil {
+				ops[0].err = err
+			}
+			return 1
+		}
+		return c.round(ops[:1])
+	}
+}
+
+// try runs ops in one transaction until the next would not fit, commits, and returns how many
+// it ran. An op that alone exceeds the limits gets ErrTooBig.
+func (c *pgCommitter) try(ops []*op) (int, error) {
+	conn, err := c.e.pool.Acquire(context.Background())
+	if err != nil {
+		return 0, fmt.Errorf("store: postgres: %w", err)
+	}
+	defer conn.Release()
+	t := &pgTxn{conn: conn.Conn(), ctx: context.Background(), begin: pgBeginUpdate}
+	group := &stage{}
+	n := 0
+	for ; n < len(ops); n++ {
+		o := ops[n]
+		st := &stage{parent: group}
+		o.call(&Txn{r: t, st: st})
+		if t.failed != nil {
+			t.rollback()
+			if retryable(t.failed) {
+				return 0, t.failed
+			}
+			ferr := o.err
+			if ferr == nil || ferr == errPanicked {
+				ferr = t.failed
+			}
+			return 0, &groupFault{i: n, err: ferr}
+		}
+		if o.err != nil {
+			continue
+		}
+		if err := checkKeys(st); err != nil {
+			o.err = err
+			continue
+		}
+		if group.count+st.count > PostgresMaxWrites || group.size+st.size > PostgresMaxBytes {
+			if group.count == 0 {
+				o.err = fmt.Errorf("%w: %d writes, %d bytes (at most %d, %d bytes)", ErrTooBig, st.count, st.size, PostgresMaxWrites, PostgresMaxBytes)
+				continue
+			}
+			break
+		}
+		for _, w := range st.entries {
+			group.put(w.key, w.val, w.del)
+		}
+	}
+	if err := t.commit(group); err != nil {
+		return 0, err
+	}
+	if len(group.entries) > 0 {
+		c.e.commits.Add(1)
+		for _, o := range ops[:n] {
+			if o.err == nil {
+				c.e.ops.Add(1)
+			}
+		}
+	}
+	return n, nil
+}
+
+// checkKeys refuses an empty key, as badger does.
+func checkKeys(st *stage) error {
+	for _, w := range st.entries {
+		if len(w.key) == 0 {
+			return errEmptyKey
+		}
+	}
+	return nil
+}
