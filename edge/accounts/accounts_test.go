@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -18,7 +19,7 @@ func (c *clock) Add(d time.Duration) { c.t = c.t.Add(d) }
 
 func newService(t *testing.T) (*Service, *clock) {
 	t.Helper()
-	db, err := store.Open(store.Options{Dir: t.TempDir()})
+	db, err := storetest.Open(t, store.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

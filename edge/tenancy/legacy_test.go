@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -16,7 +17,7 @@ import (
 // value holds the old captcha and email members.
 func legacyStore(t *testing.T, n int) *store.DB {
 	t.Helper()
-	db, err := store.Open(store.Options{Dir: t.TempDir()})
+	db, err := storetest.Open(t, store.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

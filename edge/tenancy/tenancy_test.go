@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 func open(t *testing.T) *tenancy.Service {
 	t.Helper()
-	db, err := store.Open(store.Options{Dir: t.TempDir()})
+	db, err := storetest.Open(t, store.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

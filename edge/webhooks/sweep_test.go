@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
@@ -27,7 +28,7 @@ func countKeys(t *testing.T, db *store.DB, kind string) int {
 }
 
 func TestSweepKeepsPendingAndRecent(t *testing.T) {
-	db, err := store.Open(store.Options{InMemory: true})
+	db, err := storetest.Open(t, store.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -115,7 +116,7 @@ orgs:
 
 func start(t *testing.T, policy egress.Options, document string) *env {
 	t.Helper()
-	db, err := store.Open(store.Options{Dir: t.TempDir()})
+	db, err := storetest.Open(t, store.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestEgressRefusesLoopbackAtDelivery(t *testing.T) {
 
 func TestPingAndGeneratedSecret(t *testing.T) {
 	// No secret in the document: the apply generates one and reports it once.
-	db, err := store.Open(store.Options{Dir: t.TempDir()})
+	db, err := storetest.Open(t, store.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func applyDoc(t *testing.T, ten *tenancy.Service, document string) *tenancy.Repo
 }
 
 func TestDocumentValidation(t *testing.T) {
-	db, err := store.Open(store.Options{InMemory: true})
+	db, err := storetest.Open(t, store.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}

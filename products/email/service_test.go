@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/email"
@@ -48,7 +49,7 @@ func newServiceTenancy(t *testing.T, o email.Options) (*email.Service, *tenancy.
 // newServiceDB is newServiceTenancy that also returns the store.
 func newServiceDB(t *testing.T, o email.Options) (*email.Service, *tenancy.Service, *store.DB) {
 	t.Helper()
-	db, err := store.Open(store.Options{Dir: t.TempDir()})
+	db, err := storetest.Open(t, store.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

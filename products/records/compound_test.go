@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
@@ -152,7 +153,7 @@ func checkProjections(t *testing.T, db *store.DB) []string {
 func TestCompoundMaintenance(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(store.Options{InMemory: true})
+	db, err := storetest.Open(t, store.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestCompoundMaintenance(t *testing.T) {
 func TestCompoundPlan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(store.Options{InMemory: true})
+	db, err := storetest.Open(t, store.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}

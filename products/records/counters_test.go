@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
 func TestStripedCountersSumWithUnstripedKey(t *testing.T) {
 	t.Parallel()
-	db, err := store.Open(store.Options{InMemory: true})
+	db, err := storetest.Open(t, store.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}

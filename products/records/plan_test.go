@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
@@ -52,7 +53,7 @@ var planStats = map[string]int64{
 // rewrite the plans after a deliberate planner change, then review the diff.
 func TestPlansGolden(t *testing.T) {
 	t.Parallel()
-	db, err := store.Open(store.Options{InMemory: true})
+	db, err := storetest.Open(t, store.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}

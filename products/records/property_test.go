@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/title"
@@ -189,7 +190,7 @@ func TestQueriesMatchNaiveEvaluation(t *testing.T) {
 
 func propertyRun(t *testing.T, candLimit int, seed int64) {
 	ctx := context.Background()
-	db, err := store.Open(store.Options{InMemory: true})
+	db, err := storetest.Open(t, store.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,15 +14,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 )
 
-// TestMain lets tests start this test binary as the real gatehouse process.
+// TestMain lets tests start this test binary as the real gatehouse process, and stops the
+// private PostgreSQL server of the tests on the postgres backend after them.
 func TestMain(m *testing.M) {
 	if os.Getenv("GATEHOUSE_TEST_AS_MAIN") == "1" {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	storetest.Main(m)
 }
 
 // proc is a gatehouse process started from this test binary.

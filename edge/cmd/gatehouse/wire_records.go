@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
@@ -16,7 +17,10 @@ func (a *assembly) addRecords(ctx context.Context, d deps) error {
 	if err != nil {
 		return err
 	}
-	svc, err := records.New(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log, ReadFilter: recordsPlugins{d.plugins}})
+	// On a shared database the node's title index follows the journal other nodes write too,
+	// and cached records are checked against the store.
+	svc, err := records.New(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log, ReadFilter: recordsPlugins{d.plugins},
+		Shared: d.db.Backend() == store.BackendPostgres})
 	if err != nil {
 		_ = titles.Close()
 		return err
