@@ -21,7 +21,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gatehouse-dev/gatehouse/edge/ratelimit"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -93,12 +92,18 @@ type Options struct {
 	Now func() time.Time
 	// FailuresPerMinute bounds failed sign-ins per email and per IP; DefaultFailures when zero.
 	FailuresPerMinute int
-	// Shared, when set, holds buckets every node shares (edge/ratelimit/redisrate over
-	// redis.url): each sign-in attempt that reaches the password check takes one from the
-	// bucket of its email and one from that of its IP, so the limit holds across the nodes
-	// together. A shared bucket cannot be read without taking from it, so there it counts every
-	// attempt, a successful one too; this node's own counts (failures only) apply as well.
-	Shared ratelimit.Allower
+	// SharedThrottle, when set, counts the failures of every node together (Redis, for many
+	// nodes) as well as this node's memory; it must allow FailuresPerMinute.
+	SharedThrottle Throttle
+}
+
+// Throttle counts failures per key for all nodes of a deployment (edge/ratelimit/redisrate).
+// An error (Redis away) makes the node fall back on its own count.
+type Throttle interface {
+	// Wait returns how long key must wait before its next attempt (0: it may go now).
+	Wait(ctx context.Context, key string) (time.Duration, error)
+	// Fail records a failed attempt of key.
+	Fail(ctx context.Context, key string) error
 }
 
 // Defaults of Options.
@@ -114,7 +119,6 @@ type Service struct {
 	now     func() time.Time
 	byEmail *throttle
 	byIP    *throttle
-	shared  ratelimit.Allower
 	hasher  hasher
 }
 
@@ -130,9 +134,8 @@ func New(db *store.DB, o Options) *Service {
 		o.FailuresPerMinute = DefaultFailures
 	}
 	return &Service{db: db, ttl: o.SessionTTL, now: o.Now,
-		byEmail: newThrottle(o.FailuresPerMinute, time.Minute, o.Now),
-		byIP:    newThrottle(o.FailuresPerMinute, time.Minute, o.Now),
-		shared:  o.Shared,
+		byEmail: newThrottle(o.FailuresPerMinute, time.Minute, o.Now, o.SharedThrottle, "email"),
+		byIP:    newThrottle(o.FailuresPerMinute, time.Minute, o.Now, o.SharedThrottle, "ip"),
 		hasher:  defaultHasher}
 }
 

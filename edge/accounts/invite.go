@@ -127,7 +127,7 @@ func (s *Service) RevokeInvite(ctx context.Context, org, email string) error {
 // and counts as a failure of the client's IP (the sign-in throttle); an email that got an
 // account meanwhile is ErrExists.
 func (s *Service) AcceptInvite(ctx context.Context, token, password string, from Client) (Session, error) {
-	if d := max(s.byIP.wait(from.IP), s.sharedWait(ctx, "", from.IP)); d > 0 {
+	if d := s.byIP.wait(from.IP); d > 0 {
 		return Session{}, &ThrottledError{RetryAfter: d}
 	}
 	var inv Invite

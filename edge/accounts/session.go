@@ -68,9 +68,6 @@ func (s *Service) Login(ctx context.Context, email, password string, from Client
 	if d := max(s.byEmail.wait(email), s.byIP.wait(ip)); d > 0 {
 		return Session{}, &ThrottledError{RetryAfter: d}
 	}
-	if d := s.sharedWait(ctx, email, ip); d > 0 {
-		return Session{}, &ThrottledError{RetryAfter: d}
-	}
 	// A password over the limit never matches (CreateUser refuses it): it is checked, cut to
 	// the limit, against the dummy hash, so the work stays bounded and the same.
 	tooLong := len(password) > MaxPassword
