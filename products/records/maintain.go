@@ -340,6 +340,18 @@ func (s *Service) dropCollection(ctx context.Context, project, coll string) erro
 	return s.dropCounters(ctx, project, coll)
 }
 
+// dropTitles removes a collection's titles from this node's title index only (another node
+// deleted the collection and its data in the shared store).
+func (s *Service) dropTitles(project, coll string) error {
+	s.titleMu.Lock()
+	defer s.titleMu.Unlock()
+	b := s.titles.NewBatch()
+	if err := b.DeleteCollection(project, coll); err != nil {
+		return err
+	}
+	return b.Commit()
+}
+
 // rebuildCollection re-derives every stored record of a collection after its fields changed:
 // projections, index entries and the counter. Queries during the rebuild may miss records.
 func (s *Service) rebuildCollection(ctx context.Context, project, coll string) error {

@@ -320,8 +320,15 @@ func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
 		}
 		if c.Remote {
 			// The node that made it (edge/bus) runs its tasks in the shared store: doing that
-			// again here would race its rebuild. This node only forgets the records it holds.
+			// again here would race its rebuild. This node only forgets the records it holds,
+			// and drops a deleted collection's titles from its own title index (the store's
+			// deletion of the records journals nothing; a rebuild journals every record).
 			s.invalidate(nil)
+			if c.Op == "deleted" {
+				if err := s.dropTitles(c.Project, c.Name); err != nil {
+					s.log.Error("records: drop a deleted collection's titles", "collection", c.Path(), "err", err)
+				}
+			}
 			continue
 		}
 		local = true
