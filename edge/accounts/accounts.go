@@ -84,7 +84,7 @@ type NewUser struct {
 	Role     string
 }
 
-// Options configures New.
+// Options configures NewService.
 type Options struct {
 	// SessionTTL is how long a session lasts after sign-in; DefaultSessionTTL when zero.
 	SessionTTL time.Duration
@@ -122,8 +122,8 @@ type Service struct {
 	hasher  hasher
 }
 
-// New returns the accounts service over db. It starts nothing.
-func New(db *store.DB, o Options) *Service {
+// NewService returns the accounts service over db. It starts nothing.
+func NewService(db *store.DB, o Options) *Service {
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
 	}
@@ -148,18 +148,41 @@ func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(
 
 // validate checks a new user and returns it normalized.
 func validate(u NewUser) (NewUser, error) {
-	u.Email = NormalizeEmail(u.Email)
-	if a, err := mail.ParseAddress(u.Email); err != nil || a.Address != u.Email || len(u.Email) > 254 {
-		return u, &InvalidError{"email", "must be an email address"}
+	var err error
+	if u.Email, err = checkEmail(u.Email); err != nil {
+		return u, err
 	}
+	if err := checkPassword(u.Password); err != nil {
+		return u, err
+	}
+	return validateRole(u)
+}
+
+// checkEmail returns an account's email normalized, or an InvalidError.
+func checkEmail(e string) (string, error) {
+	e = NormalizeEmail(e)
+	if a, err := mail.ParseAddress(e); err != nil || a.Address != e || len(e) > 254 {
+		return e, &InvalidError{"email", "must be an email address"}
+	}
+	return e, nil
+}
+
+// checkPassword checks the bounds of a new password.
+func checkPassword(p string) error {
 	switch {
-	case len(u.Password) < MinPassword:
-		return u, &InvalidError{"password", fmt.Sprintf("must be at least %d characters", MinPassword)}
-	case len(u.Password) > MaxPassword:
-		return u, &InvalidError{"password", fmt.Sprintf("must be at most %d bytes", MaxPassword)}
-	case !utf8.ValidString(u.Password):
-		return u, &InvalidError{"password", "must be valid UTF-8"}
+	case len(p) < MinPassword:
+		return &InvalidError{"password", fmt.Sprintf("must be at least %d characters", MinPassword)}
+	case len(p) > MaxPassword:
+		return &InvalidError{"password", fmt.Sprintf("must be at most %d bytes", MaxPassword)}
+	case !utf8.ValidString(p):
+		return &InvalidError{"password", "must be valid UTF-8"}
 	}
+	return nil
+}
+
+// validateRole checks that a user is an operator or a member of one org with a role (member
+// when empty).
+func validateRole(u NewUser) (NewUser, error) {
 	if u.Operator {
 		if u.Org != "" || u.Role != "" {
 			return u, &InvalidError{"operator", "an operator belongs to no org and has no role"}

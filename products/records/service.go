@@ -24,7 +24,7 @@ type ReadFilter interface {
 	RecordsRead(ctx context.Context, project, collection string, records []json.RawMessage) ([]json.RawMessage, error)
 }
 
-// Options configures New.
+// Options configures NewService.
 type Options struct {
 	DB      *store.DB
 	Tenancy *tenancy.Service
@@ -84,6 +84,9 @@ type Service struct {
 	titleDone chan struct{}
 	// lifeMu guards the worker's start and stop.
 	lifeMu sync.Mutex
+	// caughtUp is closed once Start brought the title index up to date (awaitTitles).
+	caughtUp     chan struct{}
+	caughtUpOnce sync.Once
 	// shared and retention are Options.Shared and JournalRetention; fol (under titleMu) is
 	// this node's place in the shared journal (follow.go). jnow is the clock of journal ids
 	// (store.NewID: the wall clock), which the follower and the pruning compare with.
@@ -93,8 +96,9 @@ type Service struct {
 	jnow      func() time.Time
 }
 
-// New returns the service. Call Start before serving (it repairs the title index).
-func New(o Options) (*Service, error) {
+// NewService returns the service; it starts nothing. Start it before serving (it repairs the
+// title index and starts the worker that follows the title journal).
+func NewService(o Options) (*Service, error) {
 	if o.DB == nil || o.Tenancy == nil || o.Titles == nil || o.Cursors == nil {
 		return nil, errors.New("records: DB, Tenancy, Titles and Cursors are required")
 	}
@@ -124,6 +128,7 @@ func New(o Options) (*Service, error) {
 	s.projects = tenancy.NewCache[tenancy.ProjectInfo](1024, "project")
 	s.estimates, _ = lru.New[string, estimate](4096)
 	s.titleKick = make(chan struct{}, 1)
+	s.caughtUp = make(chan struct{})
 	return s, nil
 }
 
