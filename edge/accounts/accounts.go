@@ -92,6 +92,18 @@ type Options struct {
 	Now func() time.Time
 	// FailuresPerMinute bounds failed sign-ins per email and per IP; DefaultFailures when zero.
 	FailuresPerMinute int
+	// SharedThrottle, when set, counts the failures of every node together (Redis, for many
+	// nodes) as well as this node's memory; it must allow FailuresPerMinute.
+	SharedThrottle Throttle
+}
+
+// Throttle counts failures per key for all nodes of a deployment (edge/ratelimit/redisrate).
+// An error (Redis away) makes the node fall back on its own count.
+type Throttle interface {
+	// Wait returns how long key must wait before its next attempt (0: it may go now).
+	Wait(ctx context.Context, key string) (time.Duration, error)
+	// Fail records a failed attempt of key.
+	Fail(ctx context.Context, key string) error
 }
 
 // Defaults of Options.
@@ -122,8 +134,8 @@ func New(db *store.DB, o Options) *Service {
 		o.FailuresPerMinute = DefaultFailures
 	}
 	return &Service{db: db, ttl: o.SessionTTL, now: o.Now,
-		byEmail: newThrottle(o.FailuresPerMinute, time.Minute, o.Now),
-		byIP:    newThrottle(o.FailuresPerMinute, time.Minute, o.Now),
+		byEmail: newThrottle(o.FailuresPerMinute, time.Minute, o.Now, o.SharedThrottle, "email"),
+		byIP:    newThrottle(o.FailuresPerMinute, time.Minute, o.Now, o.SharedThrottle, "ip"),
 		hasher:  defaultHasher}
 }
 
@@ -136,18 +148,41 @@ func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(
 
 // validate checks a new user and returns it normalized.
 func validate(u NewUser) (NewUser, error) {
-	u.Email = NormalizeEmail(u.Email)
-	if a, err := mail.ParseAddress(u.Email); err != nil || a.Address != u.Email || len(u.Email) > 254 {
-		return u, &InvalidError{"email", "must be an email address"}
+	var err error
+	if u.Email, err = checkEmail(u.Email); err != nil {
+		return u, err
 	}
+	if err := checkPassword(u.Password); err != nil {
+		return u, err
+	}
+	return validateRole(u)
+}
+
+// checkEmail returns an account's email normalized, or an InvalidError.
+func checkEmail(e string) (string, error) {
+	e = NormalizeEmail(e)
+	if a, err := mail.ParseAddress(e); err != nil || a.Address != e || len(e) > 254 {
+		return e, &InvalidError{"email", "must be an email address"}
+	}
+	return e, nil
+}
+
+// checkPassword checks the bounds of a new password.
+func checkPassword(p string) error {
 	switch {
-	case len(u.Password) < MinPassword:
-		return u, &InvalidError{"password", fmt.Sprintf("must be at least %d characters", MinPassword)}
-	case len(u.Password) > MaxPassword:
-		return u, &InvalidError{"password", fmt.Sprintf("must be at most %d bytes", MaxPassword)}
-	case !utf8.ValidString(u.Password):
-		return u, &InvalidError{"password", "must be valid UTF-8"}
+	case len(p) < MinPassword:
+		return &InvalidError{"password", fmt.Sprintf("must be at least %d characters", MinPassword)}
+	case len(p) > MaxPassword:
+		return &InvalidError{"password", fmt.Sprintf("must be at most %d bytes", MaxPassword)}
+	case !utf8.ValidString(p):
+		return &InvalidError{"password", "must be valid UTF-8"}
 	}
+	return nil
+}
+
+// validateRole checks that a user is an operator or a member of one org with a role (member
+// when empty).
+func validateRole(u NewUser) (NewUser, error) {
 	if u.Operator {
 		if u.Org != "" || u.Role != "" {
 			return u, &InvalidError{"operator", "an operator belongs to no org and has no role"}

@@ -37,8 +37,12 @@ var invitePrefix = store.Prefix(root, "invite")
 // its token, shown once (the dashboard makes a link of it). A pending invite of the same email
 // is replaced; an email that already has an account is ErrExists. by names the inviter.
 func (s *Service) CreateInvite(ctx context.Context, email, org, role, by string) (Invite, string, error) {
-	// The password check is the accept's: validate the rest with a placeholder.
-	nu, err := validate(NewUser{Email: email, Password: "placeholder-password", Org: org, Role: role})
+	// The password is the accept's to check.
+	email, err := checkEmail(email)
+	if err != nil {
+		return Invite{}, "", err
+	}
+	nu, err := validateRole(NewUser{Email: email, Org: org, Role: role})
 	if err != nil {
 		return Invite{}, "", err
 	}

@@ -140,7 +140,7 @@ func (s *Service) ChangePassword(ctx context.Context, email, current, next, keep
 		s.byEmail.fail(email)
 		return ErrCredentials
 	}
-	if _, err := validate(NewUser{Email: email, Password: next, Operator: st.Operator, Org: st.Org, Role: st.Role}); err != nil {
+	if err := checkPassword(next); err != nil {
 		return err
 	}
 	hash, err := s.hasher.hash(next)

@@ -140,6 +140,9 @@ func (c *pgCommitter) round(ops []*op) int {
 			return 1
 		case retryable(err) && attempt+1 < pgMaxAttempts:
 			c.e.retries.Add(1)
+			if attempt > 0 && attempt%50 == 0 && c.e.log != nil {
+				c.e.log.Warn("store: a group of updates keeps meeting serialization failures", "runs", attempt+1, "updates", len(ops), "err", err)
+			}
 			time.Sleep(backoff(attempt))
 			continue
 		}

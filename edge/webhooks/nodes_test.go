@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/store/pgtest"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
 )
@@ -22,6 +23,14 @@ var backends = []struct {
 }{
 	{"badger", func(t *testing.T) *store.DB {
 		db, err := store.Open(store.Options{Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}},
+	{"postgres", func(t *testing.T) *store.DB {
+		db, err := store.Open(store.Options{Backend: store.BackendPostgres, PostgresURL: pgtest.URL(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

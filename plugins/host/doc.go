@@ -26,7 +26,9 @@
 // function go to a bounded per-plugin log buffer (Host.Logs); repeated
 // failures open a circuit breaker; each registration carries its failure
 // policy (fail-open or fail-closed). The only way out is http_fetch, which
-// is granted only to modules that import it and have allowHosts.
+// is granted only to modules that import it and have allowHosts, and which
+// connects through the gateway's egress policy (Options.Egress; the host
+// keeps no address rules of its own).
 //
 // Between projects (decisions.md 8.5): a scheduler (sched.go) runs at most
 // one guest call per core, never lets one project hold every slot, serves

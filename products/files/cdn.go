@@ -12,9 +12,25 @@ import (
 
 // OpenPublic finds the completed public asset served at {asset_host}/<org>/originals/<id>/<name>
 // and opens its object. Anything else (pending, private, another org, another name) is
-// ErrAssetNotFound. Completed assets never change, so they are cached by id.
+// ErrAssetNotFound. Completed assets never change, so they are cached by id; a deletion drops
+// its entry, and on a shared store (another node may delete) a cached asset is checked to
+// still exist, one key read.
 func (s *Service) OpenPublic(ctx context.Context, org, id, name string) (*Asset, blob.Object, error) {
 	a, ok := s.hot.Get(id)
+	if ok && s.o.Shared {
+		err := s.o.DB.View(ctx, func(txn *store.Txn) error {
+			var err error
+			ok, err = txn.Has(assetKey(id))
+			return err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			s.hot.Remove(id)
+			return nil, nil, ErrAssetNotFound
+		}
+	}
 	if !ok {
 		err := s.o.DB.View(ctx, func(txn *store.Txn) error {
 			var err error

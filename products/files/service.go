@@ -39,6 +39,9 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Events hears each completion inside its transaction (events.go); nil for none.
 	Events Events
+	// Shared says other gateway nodes write the same store (a shared database): a cached
+	// asset is then checked to still exist before it is served (another node may delete it).
+	Shared bool
 }
 
 // Service holds the rules of the File-asset product.

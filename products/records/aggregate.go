@@ -33,6 +33,11 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
+	if len(c.words) > 0 {
+		if err := s.awaitTitles(ctx); err != nil {
+			return nil, err
+		}
+	}
 	name, param := q.GroupBy, "groupBy"
 	if q.Distinct != "" {
 		name, param = q.Distinct, "distinct"

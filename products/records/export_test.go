@@ -2,7 +2,10 @@ package records
 
 import (
 	"context"
+	"encoding/json"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
 // PruneJournalForTest prunes the title journal now, as the title worker does now and then.
@@ -11,3 +14,47 @@ func PruneJournalForTest(s *Service) error { return s.pruneJournal(context.Backg
 // SetJournalClockForTest sets the clock the journal follower and the pruning read (the wall
 // clock of journal ids by default).
 func SetJournalClockForTest(s *Service, now func() time.Time) { s.jnow = now }
+
+// CrashAfterApplyForTest writes what an apply's transaction writes when it changes a
+// collection's definition (def) or deletes it (def nil), the definition and the collection
+// task, without running the task after the commit: as when the process died right after it.
+func CrashAfterApplyForTest(s *Service, project string, name string, def *Collection) error {
+	return s.db.Update(context.Background(), func(txn *store.Txn) error {
+		if def == nil {
+			if err := txn.Delete(collKey(project, name)); err != nil {
+				return err
+			}
+		} else {
+			raw, err := json.Marshal(def)
+			if err != nil {
+				return err
+			}
+			if err := txn.Set(collKey(project, name), raw); err != nil {
+				return err
+			}
+		}
+		return recordTask(txn, project, name)
+	})
+}
+
+// StoredForTest counts the keys a collection holds in the store (records, index entries)
+// and the collection tasks recorded.
+func StoredForTest(s *Service, project, coll string) (recs, idx, tasks int, err error) {
+	count := func(txn *store.Txn, p []byte) (int, error) {
+		n := 0
+		err := txn.Iterate(store.IterOptions{Prefix: p, KeysOnly: true}, func(_, _ []byte) (bool, error) { n++; return true, nil })
+		return n, err
+	}
+	err = s.db.View(context.Background(), func(txn *store.Txn) error {
+		var err error
+		if recs, err = count(txn, recPrefix(project, coll)); err != nil {
+			return err
+		}
+		if idx, err = count(txn, idxCollPrefix(project, coll)); err != nil {
+			return err
+		}
+		tasks, err = count(txn, taskRoot)
+		return err
+	})
+	return recs, idx, tasks, err
+}

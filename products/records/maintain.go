@@ -25,15 +25,21 @@ func withProblems(err error, probs []problem) error {
 	return e
 }
 
-// Start brings the title index up to date (a new or incomplete index is rebuilt from the
-// store; otherwise the journal of writes it may have missed is replayed), builds the compound
-// indexes of a store written before they existed (once), reconciles the tenants-document
-// records, and then starts the title worker. When Start returns, every write made before it
-// is indexed: the service is ready.
+// Start finishes the collection tasks a crash interrupted (tasks.go), brings the title index up
+// to date (a new or incomplete index is rebuilt from the store; otherwise the journal of writes
+// it may have missed is replayed), builds the compound indexes of a store written before they
+// existed (once), and then starts the title worker. When Start returns, every write made before
+// it is indexed: the service is ready. Queries by title (q) wait for it; the others do not need
+// to.
 func (s *Service) Start(ctx context.Context) error {
+	if err := s.runTasks(ctx); err != nil {
+		// The store refused: the task stays recorded for the next apply or start.
+		s.log.Error("records: collection tasks failed", "err", err)
+	}
 	if err := s.catchUp(ctx); err != nil {
 		return err
 	}
+	s.caughtUpOnce.Do(func() { close(s.caughtUp) })
 	s.lifeMu.Lock()
 	defer s.lifeMu.Unlock()
 	if s.titleStop == nil {
@@ -41,6 +47,16 @@ func (s *Service) Start(ctx context.Context) error {
 		go s.titleWorker(s.titleStop, s.titleDone)
 	}
 	return nil
+}
+
+// awaitTitles waits until Start brought the title index up to date.
+func (s *Service) awaitTitles(ctx context.Context) error {
+	select {
+	case <-s.caughtUp:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Stop stops the title worker and indexes what the journal still holds (bounded by ctx; what
@@ -322,6 +338,18 @@ func (s *Service) dropCollection(ctx context.Context, project, coll string) erro
 		return err
 	}
 	return s.dropCounters(ctx, project, coll)
+}
+
+// dropTitles removes a collection's titles from this node's title index only (another node
+// deleted the collection and its data in the shared store).
+func (s *Service) dropTitles(project, coll string) error {
+	s.titleMu.Lock()
+	defer s.titleMu.Unlock()
+	b := s.titles.NewBatch()
+	if err := b.DeleteCollection(project, coll); err != nil {
+		return err
+	}
+	return b.Commit()
 }
 
 // rebuildCollection re-derives every stored record of a collection after its fields changed:

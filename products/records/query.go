@@ -34,6 +34,11 @@ func (s *Service) List(ctx context.Context, q Query) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
+	if len(c.words) > 0 {
+		if err := s.awaitTitles(ctx); err != nil {
+			return Page{}, err
+		}
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 25

@@ -157,8 +157,18 @@ func (sec collectionsSection) Apply(w *tenancy.Writer, raw json.RawMessage) erro
 	for _, col := range cols {
 		recs := col.Records
 		col.Records = nil
+		old, err := w.Txn.Get(collKey(w.Project, col.Name))
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 		if err := w.Put(collKey(w.Project, col.Name), "collection", col.Name, col); err != nil {
 			return err
+		}
+		if old != nil && fieldsChanged(old, col.Fields) {
+			// Its stored records are re-derived after the commit (tasks.go).
+			if err := recordTask(w.Txn, w.Project, col.Name); err != nil {
+				return err
+			}
 		}
 		sch := compileSchema(w.Project, col)
 		for _, r := range recs {
@@ -203,7 +213,10 @@ func (collectionsSection) record(w *tenancy.Writer, tw *txWriter, sch *Schema, r
 }
 
 func (sec collectionsSection) Prune(w *tenancy.Writer) error {
-	err := w.Prune(collRoot, "collection", tenancy.ProjectLevel, nil, nil)
+	// A deleted collection's data goes after the commit (tasks.go).
+	err := w.Prune(collRoot, "collection", tenancy.ProjectLevel, nil, func(project, name string, _ []byte) error {
+		return recordTask(w.Txn, project, name)
+	})
 	if err != nil {
 		return err
 	}
@@ -286,8 +299,9 @@ func (s *Service) eachCollection(ctx context.Context, fn func(project string, c 
 }
 
 // Changed implements tenancy.Owner: after an apply committed, cached schemas, projects and the
-// records it wrote are forgotten, indexes of collections whose fields changed are rebuilt, the
-// data of deleted collections is dropped, and the title index catches up.
+// records it wrote are forgotten, the collection tasks it recorded run (indexes of collections
+// whose fields changed are rebuilt, the data of deleted collections is dropped: tasks.go), and
+// the title index catches up.
 func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
 	s.schemas.Changed(ctx, changes)
 	s.projects.Changed(ctx, changes)
@@ -299,39 +313,44 @@ func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
 		}
 	}
 	s.invalidate(keys)
+	local := false
 	for _, c := range changes {
 		if c.Kind != "collection" {
 			continue
 		}
 		if c.Remote {
-			// The node that made it (edge/bus) followed it in the shared store: doing that again
-			// here would race its rebuild. This node only forgets the records it holds.
+			// The node that made it (edge/bus) runs its tasks in the shared store: doing that
+			// again here would race its rebuild. This node only forgets the records it holds,
+			// and drops a deleted collection's titles from its own title index (the store's
+			// deletion of the records journals nothing; a rebuild journals every record).
 			s.invalidate(nil)
+			if c.Op == "deleted" {
+				if err := s.dropTitles(c.Project, c.Name); err != nil {
+					s.log.Error("records: drop a deleted collection's titles", "collection", c.Path(), "err", err)
+				}
+			}
 			continue
 		}
-		var err error
-		switch {
-		case c.Op == "deleted":
-			err = s.dropCollection(ctx, c.Project, c.Name)
-		case c.Op == "updated" && fieldsChanged(c.Old, c.New):
-			err = s.rebuildCollection(ctx, c.Project, c.Name)
-		}
-		if err != nil {
-			s.log.Error("records: follow collection change", "collection", c.Path(), "err", err)
+		local = true
+	}
+	if local {
+		if err := s.runTasks(ctx); err != nil {
+			s.log.Error("records: collection tasks failed; the next apply or start runs them again", "err", err)
 		}
 	}
 	s.drainTitles(ctx)
 }
 
-func fieldsChanged(oldRaw, newRaw []byte) bool {
-	var a, b struct {
+// fieldsChanged reports whether a stored collection definition has other fields than fields.
+func fieldsChanged(oldRaw []byte, fields []CollectionField) bool {
+	var a struct {
 		Fields []CollectionField `json:"fields"`
 	}
-	if jsonUnmarshal(oldRaw, &a) != nil || jsonUnmarshal(newRaw, &b) != nil {
+	if jsonUnmarshal(oldRaw, &a) != nil {
 		return true
 	}
 	x, _ := jsonMarshal(a.Fields)
-	y, _ := jsonMarshal(b.Fields)
+	y, _ := jsonMarshal(fields)
 	return string(x) != string(y)
 }
 

@@ -84,6 +84,9 @@ type Service struct {
 	titleDone chan struct{}
 	// lifeMu guards the worker's start and stop.
 	lifeMu sync.Mutex
+	// caughtUp is closed once Start brought the title index up to date (awaitTitles).
+	caughtUp     chan struct{}
+	caughtUpOnce sync.Once
 	// shared and retention are Options.Shared and JournalRetention; fol (under titleMu) is
 	// this node's place in the shared journal (follow.go). jnow is the clock of journal ids
 	// (store.NewID: the wall clock), which the follower and the pruning compare with.
@@ -124,6 +127,7 @@ func New(o Options) (*Service, error) {
 	s.projects = tenancy.NewCache[tenancy.ProjectInfo](1024, "project")
 	s.estimates, _ = lru.New[string, estimate](4096)
 	s.titleKick = make(chan struct{}, 1)
+	s.caughtUp = make(chan struct{})
 	return s, nil
 }
 

@@ -205,6 +205,7 @@ func TestMultiNode(t *testing.T) {
 	c := startCluster(t, 3)
 	t.Run("WritesReadOnEveryNode", c.writesReadOnEveryNode)
 	t.Run("FormsLimitSharedAcrossNodes", c.formsLimitShared)
+	t.Run("RevokedKeyRefusedEverywhere", c.revokedKeyRefused)
 	t.Run("EmailDeliveredOnce", c.emailDeliveredOnce)
 	t.Run("SIGKILLUnderLoad", c.killUnderLoad)
 }
@@ -299,6 +300,26 @@ func (c *cluster) formsLimitShared(t *testing.T) {
 		t.Errorf("a burst of %d over %d nodes in %v: %d accepted, %d refused; want 60 (plus at most %d refilled)", burst, len(c.nodes), took, accepted, refused, refill+1)
 	}
 	t.Logf("forms limit across %d nodes: %d of %d accepted in %v", len(c.nodes), accepted, burst, took.Round(time.Millisecond))
+}
+
+// A key revoked through one node is refused by every node, including nodes that had it cached.
+func (c *cluster) revokedKeyRefused(t *testing.T) {
+	c.t = t
+	const path = "/records/projects/site/collections/notes/records?limit=1"
+	for i := range c.nodes { // every node has the key in its cache
+		c.must(i, "GET", path, "pk_live_multi_doomed", "", 200, nil)
+	}
+	c.must(0, "DELETE", "/admin/v1/orgs/multi/projects/site/keys/doomed", "admin", "", 204, nil)
+	for i := range c.nodes {
+		took := await(t, fmt.Sprintf("revoked key refused on node %d", i), func() bool {
+			code, _, err := c.call(i, "GET", path, "pk_live_multi_doomed", "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return code == 401
+		})
+		t.Logf("key revoked on node 0 refused on node %d after %v", i, took.Round(time.Millisecond))
+	}
 }
 
 // Emails accepted on every node are delivered once each by the nodes' workers together.

@@ -86,7 +86,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	if _, err := ten.Apply(ctx, doc); err != nil {
 		t.Fatal(err)
 	}
-	access := newAdminAccess(cfg, db, ten)
+	access := newAdminAccess(cfg, db, ten, nil)
 	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: prometheus.NewRegistry(),
 		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
 		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten), Ready: app.ready})

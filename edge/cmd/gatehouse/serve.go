@@ -174,7 +174,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		printSecrets(stdout, rep.Secrets)
 	}
 
-	access := newAdminAccess(cfg, db, ten)
+	access := newAdminAccess(cfg, db, ten, rdb)
 	srv, err := edge.New(edge.Options{
 		Config: cfg, Logger: log, Registry: reg,
 		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),

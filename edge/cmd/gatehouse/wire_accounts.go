@@ -4,13 +4,19 @@ import (
 	"context"
 	"net/url"
 	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/gatehouse-dev/gatehouse/edge/accounts"
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/ratelimit/redisrate"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
+
+var _ accounts.Throttle = (*redisrate.Throttle)(nil)
 
 // adminAccess is what the admin API needs beyond its routes: dashboard accounts and sessions,
 // and each project's org for the org scoping (decisions.md 8.2).
@@ -19,13 +25,19 @@ type adminAccess struct {
 	accounts *admin.Accounts
 }
 
-// newAdminAccess builds the dashboard accounts over the store.
-func newAdminAccess(cfg config.Config, db *store.DB, ten *tenancy.Service) adminAccess {
+// newAdminAccess builds the dashboard accounts over the store; with Redis (rdb not nil) the
+// failed sign-ins are counted for all nodes together.
+func newAdminAccess(cfg config.Config, db *store.DB, ten *tenancy.Service, rdb *redis.Client) adminAccess {
 	path := "/"
 	if u, err := url.Parse(cfg.PublicURL); err == nil {
 		path = strings.TrimRight(u.Path, "/") + "/"
 	}
-	users := accounts.New(db, accounts.Options{})
+	var opts accounts.Options
+	if rdb != nil {
+		opts.SharedThrottle = redisrate.NewThrottle(rdb, redisrate.ThrottleOptions{Name: "login",
+			Max: accounts.DefaultFailures, Per: time.Minute})
+	}
+	users := accounts.New(db, opts)
 	return adminAccess{users: users, accounts: admin.NewAccounts(users, ten, admin.SecureCookie(cfg.PublicURL), path)}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 )
 
@@ -49,7 +50,9 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 		_ = svc.Close()
 		return fmt.Errorf("email: unknown transport %q", d.cfg.Email.Transport)
 	}
-	w := email.NewWorker(email.WorkerOptions{Service: svc, Transport: tr, Concurrency: d.cfg.Email.Concurrency, Log: d.log})
+	// On a shared database other nodes deliver too: the worker then requeues only its own leases.
+	w := email.NewWorker(email.WorkerOptions{Service: svc, Transport: tr, Concurrency: d.cfg.Email.Concurrency, Log: d.log,
+		Shared: d.db.Backend() == store.BackendPostgres})
 	a.products = append(a.products, email.NewAPI(svc, d.auth, d.cursors))
 	a.components = append(a.components, w)
 	a.closers = append(a.closers, func(context.Context) error { return svc.Close() })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/products/files"
 )
 
@@ -21,7 +22,7 @@ func (a *assembly) addFiles(ctx context.Context, d deps) error {
 	svc, err := files.NewService(files.Options{
 		DB: d.db, Blobs: d.blobs, Signer: signer, Cursors: d.cursors,
 		FilesBase: d.cfg.BaseURL("files"), AssetBase: d.cfg.AssetBaseURL(), Log: d.log, Registerer: d.reg,
-		Events: fileEvents{hooks: d.hooks},
+		Events: fileEvents{hooks: d.hooks}, Shared: d.db.Backend() == store.BackendPostgres,
 	})
 	if err != nil {
 		return err

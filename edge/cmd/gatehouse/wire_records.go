@@ -4,19 +4,25 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
 
 // addRecords wires the records product: its service over the store, the title index in
 // <data>/title.bleve, the read routes and admin write routes, and its collections section of the
-// tenants document (records are written with their indexes in the apply's transaction).
-func (a *assembly) addRecords(ctx context.Context, d deps) error {
+// tenants document (records are written with their indexes in the apply's transaction). The
+// service is a component: its Start repairs the title index and starts the worker that follows
+// the title journal (queries by title wait for it; /readyz answers 503 until it is done).
+func (a *assembly) addRecords(_ context.Context, d deps) error {
 	titles, err := title.Open(filepath.Join(d.cfg.Data, "title.bleve"))
 	if err != nil {
 		return err
 	}
-	svc, err := records.New(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log, ReadFilter: recordsPlugins{d.plugins}})
+	// On a shared database the node's title index follows the journal other nodes write too,
+	// and cached records are checked against the store.
+	svc, err := records.New(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log, ReadFilter: recordsPlugins{d.plugins},
+		Shared: d.db.Backend() == store.BackendPostgres})
 	if err != nil {
 		_ = titles.Close()
 		return err
@@ -25,13 +31,8 @@ func (a *assembly) addRecords(ctx context.Context, d deps) error {
 		_ = svc.Close()
 		return err
 	}
-	// The title index must be current before the first query: repair it now, not after listen.
-	if err := svc.Start(ctx); err != nil {
-		_ = svc.Close()
-		return err
-	}
-	p := records.NewProduct(svc, d.auth)
-	a.products = append(a.products, p)
+	a.products = append(a.products, records.NewProduct(svc, d.auth))
+	a.components = append(a.components, svc)
 	a.closers = append(a.closers, func(context.Context) error { return svc.Close() })
 	return nil
 }

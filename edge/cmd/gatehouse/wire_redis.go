@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gatehouse-dev/gatehouse/edge/bus"
@@ -43,8 +44,21 @@ func sharedLimiter(d deps, name string, rate int, per time.Duration) ratelimit.A
 	if d.redis == nil {
 		return nil
 	}
-	return redisrate.New(d.redis, redisrate.Options{Name: name, Rate: rate, Per: per,
+	l := redisrate.New(d.redis, redisrate.Options{Name: name, Rate: rate, Per: per,
 		Log: d.log.With("component", "ratelimit", "limit", name)})
+	counter(d.reg, "gatehouse_ratelimit_redis_failovers_total",
+		"Calls that found Redis unable to answer and switched this node to its own buckets for a second.",
+		prometheus.Labels{"limit": name}, func() uint64 { return l.Failures() })
+	return l
+}
+
+// counter registers a counter read from fn (nil reg: none).
+func counter(reg prometheus.Registerer, name, help string, labels prometheus.Labels, fn func() uint64) {
+	if reg == nil {
+		return
+	}
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
+		func() float64 { return float64(fn()) }))
 }
 
 // addBus carries tenancy changes between nodes (edge/bus): with redis.url over Redis and the
@@ -71,6 +85,10 @@ func (a *assembly) addBus(_ context.Context, d deps) error {
 		return err
 	}
 	ten.OnChange(b.Publish)
+	counter(d.reg, "gatehouse_bus_remote_changes_total", "Change events of other nodes handed to this node's caches.",
+		nil, func() uint64 { n, _ := b.Stats(); return n })
+	counter(d.reg, "gatehouse_bus_resyncs_total", "Times this node dropped every cache of tenancy data (journal entries missed).",
+		nil, func() uint64 { _, n := b.Stats(); return n })
 	a.components = append(a.components, b)
 	return nil
 }

@@ -36,28 +36,42 @@ var shared struct {
 // Main). Without PostgreSQL's binaries the test fails, saying how to install them.
 func URL(t testing.TB) string {
 	t.Helper()
-	adminURL, err := sharedServer()
+	u, drop, err := NewDatabase()
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Errorf("pgtest: drop the test's database: %v", err)
+		}
+	})
+	return u
+}
+
+// NewDatabase is URL for a database whose life is not one test's (a store folder that
+// subtests reopen): the caller drops it with drop, or leaves it to the end of the private
+// server, which goes with all its databases when the process ends.
+func NewDatabase() (url string, drop func() error, err error) {
+	adminURL, err := sharedServer()
+	if err != nil {
+		return "", nil, err
 	}
 	name := fmt.Sprintf("gh_test_%d_%d", os.Getpid(), shared.seq.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := createDatabase(ctx, adminURL, name); err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := dropDatabase(ctx, adminURL, name); err != nil {
-			t.Errorf("pgtest: drop the test's database: %v", err)
-		}
-	})
 	u, err := withDatabase(adminURL, name)
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
-	return u
+	drop = func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return dropDatabase(ctx, adminURL, name)
+	}
+	return u, drop, nil
 }
 
 // sharedServer returns the admin URL of the process's server, starting it on first use.
