@@ -71,7 +71,8 @@ type Options struct {
 	// Deliver hands changes made on other nodes to this node's listeners (tenancy.Service.Notify).
 	Deliver func(ctx context.Context, changes []tenancy.Change)
 	// Kinds and Projects describe "everything" for a resync: one change of each kind without a
-	// project, and one "project" change per project. Kinds defaults to tenancy's kinds.
+	// project, and one "project" change per project. Kinds defaults to every kind tenancy and
+	// the products' sections use.
 	Kinds    []string
 	Projects func(ctx context.Context) ([]string, error)
 	// Interval is how often the journal's generation is checked (1 s when 0).
@@ -81,15 +82,18 @@ type Options struct {
 	Log    *slog.Logger
 }
 
-// DefaultKinds are the kinds of tenancy.Change a resync names.
-var DefaultKinds = []string{"org", "project", "key", "form", "captcha", "template", "sender", "suppression",
-	"connection", "collection", "record", "plugin", "module", "webhook"}
+// defaultKinds are the kinds of tenancy.Change a resync names when Options.Kinds is empty.
+func defaultKinds() []string {
+	return []string{"org", "project", "key", "form", "captcha", "template", "sender", "suppression",
+		"connection", "collection", "record", "plugin", "module", "webhook"}
+}
 
 // Bus is one node's end of the change feed.
 type Bus struct {
 	o       Options
 	mu      sync.Mutex
 	seen    uint64 // the last generation delivered (or published) here
+	primed  bool
 	stop    chan struct{}
 	done    chan struct{}
 	started bool
@@ -116,7 +120,7 @@ func New(o Options) (*Bus, error) {
 		o.Node = hex.EncodeToString(b[:])
 	}
 	if len(o.Kinds) == 0 {
-		o.Kinds = DefaultKinds
+		o.Kinds = defaultKinds()
 	}
 	if o.Interval <= 0 {
 		o.Interval = time.Second
@@ -240,18 +244,34 @@ const (
 	redisPause     = 5 * time.Second
 )
 
-// Start reads the journal's generation (what is older is already in the store this node reads)
-// and starts the loop: the Redis subscription and the journal check.
-func (b *Bus) Start(ctx context.Context) error {
+// Prime takes the journal's generation as seen: this node's caches hold nothing older. Call
+// it before anything fills a cache (wiring does, before the server listens); the changes made
+// after it are caught up from the journal once the bus starts. Start primes a bus not primed.
+func (b *Bus) Prime(ctx context.Context) error {
 	gen, err := b.generation(ctx)
 	if err != nil {
 		return fmt.Errorf("bus: reading the change journal: %w", err)
 	}
+	b.mu.Lock()
+	b.seen, b.primed = gen, true
+	b.mu.Unlock()
+	return nil
+}
+
+// Start starts the loop: the Redis subscription and the journal check.
+func (b *Bus) Start(ctx context.Context) error {
+	b.mu.Lock()
+	primed := b.primed
+	b.mu.Unlock()
+	if !primed {
+		if err := b.Prime(ctx); err != nil {
+			return err
+		}
+	}
 	var msgs <-chan *redis.Message
 	var sub *redis.PubSub
 	if b.o.Redis != nil {
-		// Subscribed before the generation is taken as seen: a message of a later change is
-		// either received or found in the journal.
+		// A change made before the subscription is found in the journal at the first check.
 		sub = b.o.Redis.Subscribe(context.WithoutCancel(ctx), b.o.Channel)
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		if _, err := sub.Receive(sctx); err != nil {
@@ -261,11 +281,7 @@ func (b *Bus) Start(ctx context.Context) error {
 		cancel()
 		msgs = sub.Channel(redis.WithChannelSize(1024))
 	}
-	if gen2, err := b.generation(ctx); err == nil {
-		gen = gen2
-	}
 	b.mu.Lock()
-	b.seen = gen
 	b.stop, b.done = make(chan struct{}), make(chan struct{})
 	b.started = true
 	b.mu.Unlock()

@@ -105,3 +105,19 @@ func equal(a, b []tenancy.Change) bool {
 	}
 	return true
 }
+
+// A change made after wiring primed the bus and before it started (the server already answers,
+// caches fill) is caught up from the journal.
+func TestChangeBetweenPrimeAndStartIsCaughtUp(t *testing.T) {
+	ctx := context.Background()
+	a, b, got := journalNodes(t, 100)
+	a.Publish(ctx, keyChange("before"))
+	if err := b.Prime(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Publish(ctx, keyChange("between"))
+	b.check(ctx)
+	if len(*got) != 1 || (*got)[0][0].Name != "between" || b.Seen() != 2 {
+		t.Fatalf("B delivered %+v (seen %d), want only the change made after Prime", *got, b.Seen())
+	}
+}

@@ -64,7 +64,7 @@ func counter(reg prometheus.Registerer, name, help string, labels prometheus.Lab
 // addBus carries tenancy changes between nodes (edge/bus): with redis.url over Redis and the
 // store's change journal, on the postgres backend without it over the journal alone. One node
 // on its own badger store needs neither.
-func (a *assembly) addBus(_ context.Context, d deps) error {
+func (a *assembly) addBus(ctx context.Context, d deps) error {
 	if d.redis == nil && d.cfg.Storage.Backend != config.BackendPostgres {
 		return nil
 	}
@@ -82,6 +82,9 @@ func (a *assembly) addBus(_ context.Context, d deps) error {
 		Log: d.log.With("component", "bus"),
 	})
 	if err != nil {
+		return err
+	}
+	if err := b.Prime(ctx); err != nil { // before anything fills a cache
 		return err
 	}
 	ten.OnChange(b.Publish)
