@@ -109,7 +109,7 @@ func New(t testing.TB, o Options) *Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.New(db, tenancy.Options{Now: o.Now})
+	ten := tenancy.NewService(db, tenancy.Options{Now: o.Now})
 	keys := auth.New(ten, 1000)
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 	reg := prometheus.NewRegistry()
@@ -121,12 +121,12 @@ func New(t testing.TB, o Options) *Harness {
 	if o.Tenants != "" {
 		h.Apply(o.Tenants)
 	}
-	h.Accounts = accounts.New(db, accounts.Options{Now: o.Now})
+	h.Accounts = accounts.NewService(db, accounts.Options{Now: o.Now})
 	acc := admin.NewAccounts(h.Accounts, ten, admin.SecureCookie(cfg.PublicURL), "/")
 	// Every harness poisons the request memory fiber lends to handlers after each request: a
 	// handler that keeps a string of a request fails its product's tests at once.
 	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: reg, Products: products,
-		Admin: []edge.AdminProduct{admin.New(ten), acc}, Sessions: acc, ProjectOrg: projectOrg(ten),
+		Admin: []edge.AdminProduct{admin.NewAPI(ten), acc}, Sessions: acc, ProjectOrg: projectOrg(ten),
 		PoisonRequestMemory: !o.KeepRequestMemory})
 	if err != nil {
 		t.Fatal(err)
