@@ -98,8 +98,13 @@ func New(t testing.TB, o Options) *Harness {
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
 	// The backend GATEHOUSE_TEST_STORE names (storetest): badger in dir/db, or a database of
-	// the private PostgreSQL server that a restart on the same dir finds again.
-	so := storetest.Options(t, store.Options{Dir: dir + "/db", SyncWrites: cfg.Storage.SyncWrites, Logger: log,
+	// the private PostgreSQL server that a restart on the same dir finds again (kept past t
+	// when the folder is the caller's: restart tests reopen it from another subtest).
+	storeOptions := storetest.Options
+	if o.Dir != "" {
+		storeOptions = storetest.ReusedOptions
+	}
+	so := storeOptions(t, store.Options{Dir: dir + "/db", SyncWrites: cfg.Storage.SyncWrites, Logger: log,
 		BlockCacheMB: cfg.Storage.BlockCacheMB, IndexCacheMB: cfg.Storage.IndexCacheMB,
 		MemTableMB: cfg.Storage.MemTableMB, NumMemtables: cfg.Storage.NumMemtables})
 	if so.Backend == store.BackendPostgres {

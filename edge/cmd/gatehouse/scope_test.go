@@ -23,6 +23,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -53,7 +54,9 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	cfg.Data, cfg.Listen, cfg.PublicURL, cfg.AdminToken = dir, ln.Addr().String(), "http://"+ln.Addr().String(), scopeToken
 	cfg.Storage.SyncWrites = false
 	log := slog.New(slog.DiscardHandler)
-	db, err := store.Open(storeOptions(cfg, log))
+	so := storetest.Options(t, storeOptions(cfg, log)) // the backend GATEHOUSE_TEST_STORE names
+	cfg.Storage.Backend, cfg.Storage.Postgres.URL = so.Backend, so.PostgresURL
+	db, err := store.Open(so)
 	if err != nil {
 		t.Fatal(err)
 	}
