@@ -84,7 +84,7 @@ type NewUser struct {
 	Role     string
 }
 
-// Options configures New.
+// Options configures NewService.
 type Options struct {
 	// SessionTTL is how long a session lasts after sign-in; DefaultSessionTTL when zero.
 	SessionTTL time.Duration
@@ -122,8 +122,8 @@ type Service struct {
 	hasher  hasher
 }
 
-// New returns the accounts service over db. It starts nothing.
-func New(db *store.DB, o Options) *Service {
+// NewService returns the accounts service over db. It starts nothing.
+func NewService(db *store.DB, o Options) *Service {
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
 	}

@@ -21,8 +21,8 @@ import (
 // API serves the foundation's admin routes.
 type API struct{ t *tenancy.Service }
 
-// New returns the admin API over the tenancy service.
-func New(t *tenancy.Service) *API { return &API{t: t} }
+// NewAPI returns the admin API over the tenancy service.
+func NewAPI(t *tenancy.Service) *API { return &API{t: t} }
 
 // MountAdmin registers the routes under /admin/v1 (the token check is the server's).
 func (a *API) MountAdmin(r fiber.Router) {

@@ -98,8 +98,13 @@ func New(t testing.TB, o Options) *Harness {
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
 	// The backend GATEHOUSE_TEST_STORE names (storetest): badger in dir/db, or a database of
-	// the private PostgreSQL server that a restart on the same dir finds again.
-	so := storetest.Options(t, store.Options{Dir: dir + "/db", SyncWrites: cfg.Storage.SyncWrites, Logger: log,
+	// the private PostgreSQL server that a restart on the same dir finds again (kept past t
+	// when the folder is the caller's: restart tests reopen it from another subtest).
+	storeOptions := storetest.Options
+	if o.Dir != "" {
+		storeOptions = storetest.ReusedOptions
+	}
+	so := storeOptions(t, store.Options{Dir: dir + "/db", SyncWrites: cfg.Storage.SyncWrites, Logger: log,
 		BlockCacheMB: cfg.Storage.BlockCacheMB, IndexCacheMB: cfg.Storage.IndexCacheMB,
 		MemTableMB: cfg.Storage.MemTableMB, NumMemtables: cfg.Storage.NumMemtables})
 	if so.Backend == store.BackendPostgres {
@@ -109,7 +114,7 @@ func New(t testing.TB, o Options) *Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.New(db, tenancy.Options{Now: o.Now})
+	ten := tenancy.NewService(db, tenancy.Options{Now: o.Now})
 	keys := auth.New(ten, 1000)
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 	reg := prometheus.NewRegistry()
@@ -121,12 +126,12 @@ func New(t testing.TB, o Options) *Harness {
 	if o.Tenants != "" {
 		h.Apply(o.Tenants)
 	}
-	h.Accounts = accounts.New(db, accounts.Options{Now: o.Now})
+	h.Accounts = accounts.NewService(db, accounts.Options{Now: o.Now})
 	acc := admin.NewAccounts(h.Accounts, ten, admin.SecureCookie(cfg.PublicURL), "/")
 	// Every harness poisons the request memory fiber lends to handlers after each request: a
 	// handler that keeps a string of a request fails its product's tests at once.
 	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: reg, Products: products,
-		Admin: []edge.AdminProduct{admin.New(ten), acc}, Sessions: acc, ProjectOrg: projectOrg(ten),
+		Admin: []edge.AdminProduct{admin.NewAPI(ten), acc}, Sessions: acc, ProjectOrg: projectOrg(ten),
 		PoisonRequestMemory: !o.KeepRequestMemory})
 	if err != nil {
 		t.Fatal(err)

@@ -27,15 +27,15 @@ type Service struct {
 	listeners []func(ctx context.Context, changes []Change)
 }
 
-// Options configures New.
+// Options configures NewService.
 type Options struct {
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
 
-// New returns the tenancy service over db. Register the products' sections before the first
+// NewService returns the tenancy service over db. Register the products' sections before the first
 // apply.
-func New(db *store.DB, opts Options) *Service {
+func NewService(db *store.DB, opts Options) *Service {
 	now := opts.Now
 	if now == nil {
 		now = time.Now

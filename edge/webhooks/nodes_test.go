@@ -82,8 +82,8 @@ type hookNode struct {
 
 func newHookNode(t *testing.T, db *store.DB, id, document string, now func() time.Time, ttl time.Duration) *hookNode {
 	t.Helper()
-	ten := tenancy.New(db, tenancy.Options{})
-	svc, err := webhooks.New(webhooks.Options{DB: db, Egress: egress.New(egress.Options{AllowPrivateNetworks: true}), Now: now})
+	ten := tenancy.NewService(db, tenancy.Options{})
+	svc, err := webhooks.NewService(webhooks.Options{DB: db, Egress: egress.New(egress.Options{AllowPrivateNetworks: true}), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

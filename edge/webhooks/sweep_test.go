@@ -33,7 +33,7 @@ func TestSweepKeepsPendingAndRecent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s, err := New(Options{DB: db, Egress: egress.New(egress.Options{})})
+	s, err := NewService(Options{DB: db, Egress: egress.New(egress.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ var (
 	ErrBadEvent = errors.New("webhooks: unknown event type")
 )
 
-// Options configures New. DB and Egress are required.
+// Options configures NewService. DB and Egress are required.
 type Options struct {
 	DB *store.DB
 	// Egress is the outbound policy every delivery connects through.
@@ -72,8 +72,8 @@ type Service struct {
 	wake chan struct{}
 }
 
-// New returns the service; it starts nothing.
-func New(o Options) (*Service, error) {
+// NewService returns the service; it starts nothing.
+func NewService(o Options) (*Service, error) {
 	if o.DB == nil || o.Egress == nil {
 		return nil, errors.New("webhooks: DB and Egress are required")
 	}

@@ -330,8 +330,8 @@ func TestPingAndGeneratedSecret(t *testing.T) {
 // open returns tenancy with the webhooks section registered, and the webhooks service.
 func open(t *testing.T, db *store.DB, p *egress.Policy) (*tenancy.Service, *webhooks.Service) {
 	t.Helper()
-	ten := tenancy.New(db, tenancy.Options{})
-	svc, err := webhooks.New(webhooks.Options{DB: db, Egress: p})
+	ten := tenancy.NewService(db, tenancy.Options{})
+	svc, err := webhooks.NewService(webhooks.Options{DB: db, Egress: p})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func start(t *testing.T, o envOptions) *env {
 	h := edgetest.New(t, edgetest.Options{
 		Tenants: tenants,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
-			svc, err := email.NewService(email.Options{DB: d.DB, Tenancy: d.Tenancy, Log: d.Log, Metrics: email.NewMetrics(d.Registry)})
+			svc, err := email.NewService(email.Options{DB: d.DB, Tenancy: d.Tenancy, Log: d.Log, Registerer: d.Registry})
 			if err != nil {
 				t.Fatal(err)
 			}

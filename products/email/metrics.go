@@ -12,9 +12,9 @@ type Metrics struct {
 	outcomes *prometheus.CounterVec
 }
 
-// NewMetrics registers the product's metrics with reg (nil: none):
+// newMetrics registers the product's metrics with reg (nil: none):
 // gatehouse_email_sends_total and gatehouse_email_delivery_outcomes_total{outcome}.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+func newMetrics(reg prometheus.Registerer) *Metrics {
 	if reg == nil {
 		return nil
 	}

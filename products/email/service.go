@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -72,8 +74,8 @@ type Options struct {
 	DefaultFrom Address
 	// Hook filters sends before they are queued; nil means none.
 	Hook SendHook
-	// Metrics records sends and delivery outcomes (nil: none).
-	Metrics *Metrics
+	// Registerer receives the product's metrics (metrics.go); nil records none.
+	Registerer prometheus.Registerer
 	// Events hears every status move inside its transaction (events.go); nil for none.
 	Events Events
 }
@@ -104,7 +106,7 @@ func NewService(o Options) (*Service, error) {
 	if o.DB == nil || o.Tenancy == nil {
 		return nil, errors.New("email: NewService needs a DB and Tenancy")
 	}
-	s := &Service{db: o.DB, tenants: o.Tenancy, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, metrics: o.Metrics, events: o.Events,
+	s := &Service{db: o.DB, tenants: o.Tenancy, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, metrics: newMetrics(o.Registerer), events: o.Events,
 		wake: make(chan struct{}, 1)}
 	s.projects = tenancy.NewCache[found[project]](4096, "project", "sender")
 	s.templates = tenancy.NewCache[found[Template]](4096, "template")

@@ -35,9 +35,9 @@ type Product struct {
 	proxies proxies
 }
 
-// NewProduct returns the product over its service. trustedProxies (config trusted_proxies:
+// NewAPI returns the forms routes over svc. trustedProxies (config trusted_proxies:
 // IPs or CIDRs) are the peers whose X-Forwarded-For names the submitter.
-func NewProduct(svc *Service, a *auth.Authenticator, cursors *cursor.Cursors, trustedProxies []string) *Product {
+func NewAPI(svc *Service, a *auth.Authenticator, cursors *cursor.Cursors, trustedProxies []string) *Product {
 	return &Product{svc: svc, auth: a, cursors: cursors, proxies: parseProxies(trustedProxies)}
 }
 

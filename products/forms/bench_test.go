@@ -38,13 +38,13 @@ func benchSubmit(b *testing.B, syncWrites bool, clients int) {
 			blobs, _ := blob.NewLocal(t.TempDir())
 			cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 			var err error
-			svc, err = forms.New(forms.Options{DB: d.DB, Blobs: blobs, RatePerMinute: 1 << 30})
+			svc, err = forms.NewService(forms.Options{DB: d.DB, Blobs: blobs, RatePerMinute: 1 << 30})
 			if err != nil {
 				t.Fatal(err)
 			}
 			join(t, d.Tenancy, svc)
 			t.Cleanup(svc.Close)
-			return []edge.Product{forms.NewProduct(svc, d.Auth, cur, nil)}
+			return []edge.Product{forms.NewAPI(svc, d.Auth, cur, nil)}
 		},
 	})
 	if !h.DB.SyncWrites() && syncWrites {
@@ -121,7 +121,7 @@ func BenchmarkSubmitService(b *testing.B) {
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
 			blobs, _ := blob.NewLocal(t.TempDir())
 			var err error
-			svc, err = forms.New(forms.Options{DB: d.DB, Blobs: blobs, RatePerMinute: 1 << 30})
+			svc, err = forms.NewService(forms.Options{DB: d.DB, Blobs: blobs, RatePerMinute: 1 << 30})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -185,7 +185,7 @@ func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 				t.Fatal(err)
 			}
 			u := e.verify.srv.URL
-			svc, err := forms.New(forms.Options{
+			svc, err := forms.NewService(forms.Options{
 				DB: d.DB, Blobs: blobs, Now: e.clock.Now,
 				Verifiers:  forms.NewVerifiers(u+"/turnstile", u+"/hcaptcha", u+"/recaptcha", nil),
 				AdminBase:  d.Config.PublicURL + "/admin/v1",
@@ -201,7 +201,7 @@ func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 			join(t, d.Tenancy, svc)
 			e.svc = svc
 			t.Cleanup(svc.Close)
-			return []edge.Product{forms.NewProduct(svc, d.Auth, cur, d.Config.TrustedProxies), embedhost.New(embedhost.Options{PublicURL: d.Config.PublicURL, EmbedURL: d.Config.EmbedHost})}
+			return []edge.Product{forms.NewAPI(svc, d.Auth, cur, d.Config.TrustedProxies), embedhost.New(embedhost.Options{PublicURL: d.Config.PublicURL, EmbedURL: d.Config.EmbedHost})}
 		},
 	})
 	return e

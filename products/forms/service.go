@@ -36,7 +36,7 @@ type Filter interface {
 	FilterSubmission(ctx context.Context, in FilterInput) (map[string]any, error)
 }
 
-// Options configures New. DB and Blobs are required.
+// Options configures NewService. DB and Blobs are required.
 type Options struct {
 	DB    *store.DB
 	Blobs blob.Store
@@ -84,8 +84,8 @@ func NewVerifiers(turnstileURL, hcaptchaURL, recaptchaURL string, client *http.C
 	}
 }
 
-// New returns the service; it starts nothing (submissions are group-committed by the store).
-func New(o Options) (*Service, error) {
+// NewService returns the service; it starts nothing (submissions are group-committed by the store).
+func NewService(o Options) (*Service, error) {
 	if o.DB == nil || o.Blobs == nil {
 		return nil, errors.New("forms: DB and Blobs are required")
 	}

@@ -44,12 +44,12 @@ func newService(t *testing.T, doc string, edit func(*forms.Options)) (*forms.Ser
 	if edit != nil {
 		edit(&o)
 	}
-	svc, err := forms.New(o)
+	svc, err := forms.NewService(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Close)
-	ten := tenancy.New(db, tenancy.Options{})
+	ten := tenancy.NewService(db, tenancy.Options{})
 	join(t, ten, svc)
 	d, err := tenancy.Parse([]byte(doc))
 	if err != nil {

@@ -18,8 +18,8 @@ type Product struct {
 	svc  *Service
 }
 
-// New returns the product serving svc's answers behind a.
-func New(a *auth.Authenticator, svc *Service) *Product {
+// NewAPI returns the membership routes over svc, guarding them with a.
+func NewAPI(svc *Service, a *auth.Authenticator) *Product {
 	return &Product{auth: a, svc: svc}
 }
 

@@ -62,7 +62,7 @@ func start(t *testing.T) *edgetest.Harness {
 		Tenants: tenants,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
 			svc := newService(t, d)
-			return []edge.Product{membership.New(d.Auth, svc)}
+			return []edge.Product{membership.NewAPI(svc, d.Auth)}
 		},
 	})
 }
@@ -321,7 +321,7 @@ func TestConfigSurvivesRestart(t *testing.T) {
 		Tenants: tenants,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
 			svc := newService(t, d)
-			return []edge.Product{membership.New(d.Auth, svc)}
+			return []edge.Product{membership.NewAPI(svc, d.Auth)}
 		},
 	}
 	first := edgetest.New(t, opts)

@@ -17,7 +17,7 @@ func benchHarness(b *testing.B) (*edgetest.Harness, *membership.Service) {
 		Tenants: tenants,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
 			svc = newService(t, d)
-			return []edge.Product{membership.New(d.Auth, svc)}
+			return []edge.Product{membership.NewAPI(svc, d.Auth)}
 		},
 	})
 	return h, svc

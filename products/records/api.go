@@ -19,8 +19,8 @@ type Product struct {
 	auth *auth.Authenticator
 }
 
-// NewProduct returns the product over svc, guarding routes with a.
-func NewProduct(svc *Service, a *auth.Authenticator) *Product { return &Product{svc: svc, auth: a} }
+// NewAPI returns the records routes over svc, guarding them with a.
+func NewAPI(svc *Service, a *auth.Authenticator) *Product { return &Product{svc: svc, auth: a} }
 
 // Segment is the product's path segment.
 func (p *Product) Segment() string { return "records" }

@@ -35,13 +35,13 @@ orgs:
 func newCompoundService(t testing.TB, db *store.DB, doc string) (*Service, *tenancy.Service) {
 	t.Helper()
 	ctx := context.Background()
-	ten := tenancy.New(db, tenancy.Options{})
+	ten := tenancy.NewService(db, tenancy.Options{})
 	titles, err := title.OpenMemory()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
-	svc, err := New(Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Now: func() time.Time { return now0 }})
+	svc, err := NewService(Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Now: func() time.Time { return now0 }})
 	if err != nil {
 		t.Fatal(err)
 	}

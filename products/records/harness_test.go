@@ -90,7 +90,7 @@ func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness
 			for _, fn := range opts {
 				fn(&o)
 			}
-			svc, err = records.New(o)
+			svc, err = records.NewService(o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +101,7 @@ func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness
 			if err := svc.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			return []edge.Product{records.NewProduct(svc, d.Auth)}
+			return []edge.Product{records.NewAPI(svc, d.Auth)}
 		},
 	})
 	// Registered after the harness's own cleanup, so it runs before the store closes.

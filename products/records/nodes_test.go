@@ -54,13 +54,13 @@ type recNode struct {
 // test tenants through it (once per store); clock, when set, is its journal clock.
 func openNode(t *testing.T, db *store.DB, dir string, apply bool, clock func() time.Time, retention time.Duration) *recNode {
 	t.Helper()
-	ten := tenancy.New(db, tenancy.Options{})
+	ten := tenancy.NewService(db, tenancy.Options{})
 	titles, err := title.Open(filepath.Join(dir, "title.bleve"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
-	svc, err := records.New(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Shared: true, JournalRetention: retention})
+	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Shared: true, JournalRetention: retention})
 	if err != nil {
 		t.Fatal(err)
 	}

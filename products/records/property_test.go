@@ -195,10 +195,10 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ten := tenancy.New(db, tenancy.Options{})
+	ten := tenancy.NewService(db, tenancy.Options{})
 	titles, _ := title.OpenMemory()
 	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
-	svc, err := records.New(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, CandidateLimit: candLimit})
+	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, CandidateLimit: candLimit})
 	if err != nil {
 		t.Fatal(err)
 	}

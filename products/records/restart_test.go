@@ -20,7 +20,7 @@ func newServiceOver(t *testing.T, h *edgetest.Harness) *records.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := records.New(records.Options{DB: h.DB, Tenancy: h.Tenancy, Titles: titles, Cursors: cur})
+	svc, err := records.NewService(records.Options{DB: h.DB, Tenancy: h.Tenancy, Titles: titles, Cursors: cur})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ type ReadFilter interface {
 	RecordsRead(ctx context.Context, project, collection string, records []json.RawMessage) ([]json.RawMessage, error)
 }
 
-// Options configures New.
+// Options configures NewService.
 type Options struct {
 	DB      *store.DB
 	Tenancy *tenancy.Service
@@ -96,8 +96,9 @@ type Service struct {
 	jnow      func() time.Time
 }
 
-// New returns the service. Call Start before serving (it repairs the title index).
-func New(o Options) (*Service, error) {
+// NewService returns the service; it starts nothing. Start it before serving (it repairs the
+// title index and starts the worker that follows the title journal).
+func NewService(o Options) (*Service, error) {
 	if o.DB == nil || o.Tenancy == nil || o.Titles == nil || o.Cursors == nil {
 		return nil, errors.New("records: DB, Tenancy, Titles and Cursors are required")
 	}

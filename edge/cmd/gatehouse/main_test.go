@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
 // TestMain lets tests start this test binary as the real gatehouse process, and stops the
@@ -60,7 +61,7 @@ func startBinEnv(t *testing.T, bin string, env []string, args ...string) *proc {
 		}
 	}
 	cmd := exec.Command(bin, append(append([]string{"serve"}, listen...), args...)...)
-	cmd.Env = append(append(os.Environ(), "GATEHOUSE_TEST_AS_MAIN=1", "GATEHOUSE_ADMIN_TOKEN=restart-token", "GATEHOUSE_LOG_LEVEL=info"), env...)
+	cmd.Env = append(append(append(os.Environ(), "GATEHOUSE_TEST_AS_MAIN=1", "GATEHOUSE_ADMIN_TOKEN=restart-token", "GATEHOUSE_LOG_LEVEL=info"), storeEnv(t, args)...), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +101,24 @@ func startBinEnv(t *testing.T, bin string, env []string, args ...string) *proc {
 		<-p.done
 	})
 	return p
+}
+
+// storeEnv is the environment that puts a node started with args on the backend
+// GATEHOUSE_TEST_STORE names: nothing on badger; on postgres, the database that stands for its
+// --data folder (the same one when a test restarts the node on that folder), with the folder's
+// blobs declared shared.
+func storeEnv(t *testing.T, args []string) []string {
+	if !storetest.Postgres(t) {
+		return nil
+	}
+	data := "./data"
+	for i, a := range args {
+		if (a == "--data" || a == "-data") && i+1 < len(args) {
+			data = args[i+1]
+		}
+	}
+	o := storetest.ReusedOptions(t, store.Options{Dir: filepath.Join(data, "db")})
+	return []string{"GATEHOUSE_STORAGE_BACKEND=postgres", "GATEHOUSE_STORAGE_POSTGRES_URL=" + o.PostgresURL, "GATEHOUSE_FILES_LOCAL_SHARED=true"}
 }
 
 func (p *proc) stop(t *testing.T) {

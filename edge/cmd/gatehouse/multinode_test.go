@@ -69,12 +69,14 @@ const awaitDeadline = 60 * time.Second
 
 // cluster is the shared services and the gateway nodes on them.
 type cluster struct {
-	t      *testing.T
-	cfg    string // the nodes' config file
-	mail   *smtptest.Server
-	data   []string // each node's own data folder
-	nodes  []*proc
-	client *http.Client
+	// root is the test that owns the processes (a node restarted inside a subtest must outlive
+	// it); t is the running subtest, which checks report to.
+	root, t *testing.T
+	cfg     string // the nodes' config file
+	mail    *smtptest.Server
+	data    []string // each node's own data folder
+	nodes   []*proc
+	client  *http.Client
 }
 
 // startCluster starts the shared services and n nodes; the first applies the tenants document.
@@ -87,7 +89,7 @@ func startCluster(t *testing.T, n int) *cluster {
 	}
 	s3srv := httptest.NewServer(gofakes3.New(s3).Server())
 	t.Cleanup(s3srv.Close)
-	c := &cluster{t: t, mail: smtptest.Start(t, nil), client: &http.Client{
+	c := &cluster{root: t, t: t, mail: smtptest.Start(t, nil), client: &http.Client{
 		Timeout:   60 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true},
 	}}
@@ -129,7 +131,7 @@ egress:
 
 // restart starts node i again on its own data folder (after stop or kill).
 func (c *cluster) restart(i int) {
-	c.nodes[i] = startProc(c.t, "--data", c.data[i], "--config", c.cfg)
+	c.nodes[i] = startProc(c.root, "--data", c.data[i], "--config", c.cfg)
 }
 
 // call sends one request to node i; key "admin" is the admin token. It returns the status (0
@@ -204,6 +206,7 @@ func TestMultiNode(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, 3)
 	t.Run("WritesReadOnEveryNode", c.writesReadOnEveryNode)
+	t.Run("TitleSearchOnEveryNode", c.titleSearchOnEveryNode)
 	t.Run("FormsLimitSharedAcrossNodes", c.formsLimitShared)
 	t.Run("RevokedKeyRefusedEverywhere", c.revokedKeyRefused)
 	t.Run("EmailDeliveredOnce", c.emailDeliveredOnce)
@@ -268,6 +271,35 @@ func (c *cluster) writesReadOnEveryNode(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A record written on one node is found by q on the others (the contract: within 2 s, awaited
+// here), and on a node that was down while it was written, once that node is back.
+func (c *cluster) titleSearchOnEveryNode(t *testing.T) {
+	c.t = t
+	found := func(node int, word, id string) bool {
+		code, raw, err := c.call(node, "GET", "/records/projects/site/collections/notes/records?q="+word, "pk_live_multi_web", "", nil)
+		if err != nil || code != 200 {
+			t.Fatalf("node %d: q=%s = %d %s (%v)", node, word, code, raw, err)
+		}
+		return bytes.Contains(raw, []byte(`"id":"`+id+`"`))
+	}
+	for w := range c.nodes {
+		word := fmt.Sprintf("zebrafinch%d", w)
+		id := "search-" + word
+		c.must(w, "PUT", "/admin/v1/projects/site/collections/notes/records/"+id, "admin", fmt.Sprintf(`{"data":{"title":"the %s sings"}}`, word), 201, nil)
+		for r := range c.nodes {
+			took := await(t, fmt.Sprintf("q=%s on node %d (written on node %d)", word, r, w), func() bool { return found(r, word, id) })
+			t.Logf("record written on node %d found by q on node %d after %v", w, r, took.Round(time.Millisecond))
+		}
+	}
+	// Node 2 is stopped; a record written meanwhile is found by its q once it is back.
+	last := len(c.nodes) - 1
+	c.nodes[last].stop(t)
+	c.must(0, "PUT", "/admin/v1/projects/site/collections/notes/records/search-while-down", "admin", `{"data":{"title":"the nightjar calls"}}`, 201, nil)
+	c.restart(last)
+	took := await(t, "q=nightjar on the restarted node", func() bool { return found(last, "nightjar", "search-while-down") })
+	t.Logf("record written while node %d was down found by its q %v after its restart", last, took.Round(time.Millisecond))
 }
 
 // The forms limit (60 a minute per key and form) holds for the nodes together: a burst spread

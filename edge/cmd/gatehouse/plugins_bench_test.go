@@ -41,12 +41,12 @@ func BenchmarkFormsSubmitSpamFilter(b *testing.B) {
 				}
 				opts.Filter = formsPlugins{h: h}
 			}
-			svc, err := forms.New(opts)
+			svc, err := forms.NewService(opts)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer svc.Close()
-			ten := tenancy.New(db, tenancy.Options{})
+			ten := tenancy.NewService(db, tenancy.Options{})
 			if err := ten.Add(svc); err != nil {
 				b.Fatal(err)
 			}

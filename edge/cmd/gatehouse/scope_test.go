@@ -23,6 +23,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -53,11 +54,13 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	cfg.Data, cfg.Listen, cfg.PublicURL, cfg.AdminToken = dir, ln.Addr().String(), "http://"+ln.Addr().String(), scopeToken
 	cfg.Storage.SyncWrites = false
 	log := slog.New(slog.DiscardHandler)
-	db, err := store.Open(storeOptions(cfg, log))
+	so := storetest.Options(t, storeOptions(cfg, log)) // the backend GATEHOUSE_TEST_STORE names
+	cfg.Storage.Backend, cfg.Storage.Postgres.URL = so.Backend, so.PostgresURL
+	db, err := store.Open(so)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.New(db, tenancy.Options{})
+	ten := tenancy.NewService(db, tenancy.Options{})
 	keys := auth.New(ten, 1000)
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 	secret, err := ten.Secret(ctx, "cursor-key", 32)
@@ -85,7 +88,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	}
 	access := newAdminAccess(cfg, db, ten, nil)
 	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: prometheus.NewRegistry(),
-		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
+		Products: app.products, Admin: append([]edge.AdminProduct{admin.NewAPI(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
 		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten), Ready: app.ready})
 	if err != nil {
 		t.Fatal(err)

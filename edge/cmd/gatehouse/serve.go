@@ -120,7 +120,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	edge.StorageGauge(reg, db.Size)
 
-	ten := tenancy.New(db, tenancy.Options{})
+	ten := tenancy.NewService(db, tenancy.Options{})
 	keys := auth.New(ten, 10000)
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 
@@ -177,7 +177,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	access := newAdminAccess(cfg, db, ten, rdb)
 	srv, err := edge.New(edge.Options{
 		Config: cfg, Logger: log, Registry: reg,
-		Products: app.products, Admin: append([]edge.AdminProduct{admin.New(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
+		Products: app.products, Admin: append([]edge.AdminProduct{admin.NewAPI(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
 		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten),
 		Ready: app.ready,
 	})

@@ -39,7 +39,7 @@ func newOwners(t testing.TB) *owners {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	o := &owners{ten: tenancy.New(db, tenancy.Options{}), db: db}
+	o := &owners{ten: tenancy.NewService(db, tenancy.Options{}), db: db}
 	if err := o.ten.Add(pluginreg.New(db, o.ten)); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func newOwners(t testing.TB) *owners {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.forms, err = forms.New(forms.Options{DB: db, Blobs: blobs}); err != nil {
+	if o.forms, err = forms.NewService(forms.Options{DB: db, Blobs: blobs}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(o.forms.Close)
@@ -63,7 +63,7 @@ func newOwners(t testing.TB) *owners {
 		t.Fatal(err)
 	}
 	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
-	if o.records, err = records.New(records.Options{DB: db, Tenancy: o.ten, Titles: titles, Cursors: cur}); err != nil {
+	if o.records, err = records.NewService(records.Options{DB: db, Tenancy: o.ten, Titles: titles, Cursors: cur}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = o.records.Close() })

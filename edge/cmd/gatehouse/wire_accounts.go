@@ -37,7 +37,7 @@ func newAdminAccess(cfg config.Config, db *store.DB, ten *tenancy.Service, rdb *
 		opts.SharedThrottle = redisrate.NewThrottle(rdb, redisrate.ThrottleOptions{Name: "login",
 			Max: accounts.DefaultFailures, Per: time.Minute})
 	}
-	users := accounts.New(db, opts)
+	users := accounts.NewService(db, opts)
 	return adminAccess{users: users, accounts: admin.NewAccounts(users, ten, admin.SecureCookie(cfg.PublicURL), path)}
 }
 

@@ -19,7 +19,7 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 	if u, err := url.Parse(d.cfg.PublicURL); err == nil && u.Hostname() != "" && strings.Contains(u.Hostname(), ".") {
 		from.Email = "noreply@" + u.Hostname()
 	}
-	opts := email.Options{DB: d.db, Tenancy: d.tenancy, Log: d.log, DefaultFrom: from, Metrics: email.NewMetrics(d.reg),
+	opts := email.Options{DB: d.db, Tenancy: d.tenancy, Log: d.log, DefaultFrom: from, Registerer: d.reg,
 		Events: emailEvents{hooks: d.hooks}}
 	if d.plugins != nil {
 		// The project's email.send plugins see each rendered message before it is queued.

@@ -20,7 +20,7 @@ func formsRate(n int) int {
 
 // addForms wires the Forms product (public routes and the admin inbox) and the embed host.
 func (a *assembly) addForms(ctx context.Context, d deps) error {
-	svc, err := forms.New(forms.Options{
+	svc, err := forms.NewService(forms.Options{
 		DB:            d.db,
 		Blobs:         d.blobs,
 		RatePerMinute: d.cfg.Forms.RatePerMinute,
@@ -46,7 +46,7 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 		return err
 	}
 	a.products = append(a.products,
-		forms.NewProduct(svc, d.auth, d.cursors, d.cfg.TrustedProxies),
+		forms.NewAPI(svc, d.auth, d.cursors, d.cfg.TrustedProxies),
 		embedhost.New(embedhost.Options{PublicURL: d.cfg.PublicURL, EmbedURL: d.cfg.EmbedHost}),
 	)
 	// The commit loop stops after in-flight requests finished and before storage closes.

@@ -16,6 +16,6 @@ func (a *assembly) addMembership(_ context.Context, d deps) error {
 	if err := d.tenancy.Add(svc); err != nil {
 		return err
 	}
-	a.products = append(a.products, membership.New(d.auth, svc))
+	a.products = append(a.products, membership.NewAPI(svc, d.auth))
 	return nil
 }

@@ -21,7 +21,7 @@ func (a *assembly) addRecords(_ context.Context, d deps) error {
 	}
 	// On a shared database the node's title index follows the journal other nodes write too,
 	// and cached records are checked against the store.
-	svc, err := records.New(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log, ReadFilter: recordsPlugins{d.plugins},
+	svc, err := records.NewService(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log, ReadFilter: recordsPlugins{d.plugins},
 		Shared: d.db.Backend() == store.BackendPostgres})
 	if err != nil {
 		_ = titles.Close()
@@ -31,7 +31,7 @@ func (a *assembly) addRecords(_ context.Context, d deps) error {
 		_ = svc.Close()
 		return err
 	}
-	a.products = append(a.products, records.NewProduct(svc, d.auth))
+	a.products = append(a.products, records.NewAPI(svc, d.auth))
 	a.components = append(a.components, svc)
 	a.closers = append(a.closers, func(context.Context) error { return svc.Close() })
 	return nil

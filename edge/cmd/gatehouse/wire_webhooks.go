@@ -11,7 +11,7 @@ import (
 // addWebhooks wires the webhook deliveries (decisions.md 8.3): the service products emit
 // events to (through the adapters below), its delivery worker and its admin routes.
 func (a *assembly) addWebhooks(_ context.Context, d deps) (*webhooks.Service, error) {
-	svc, err := webhooks.New(webhooks.Options{DB: d.db, Egress: d.egress,
+	svc, err := webhooks.NewService(webhooks.Options{DB: d.db, Egress: d.egress,
 		Log: d.log.With("component", "webhooks"), Registerer: d.reg})
 	if err != nil {
 		return nil, err

@@ -48,9 +48,28 @@ func Backend(t testing.TB) string {
 func Postgres(t testing.TB) bool { return Backend(t) == store.BackendPostgres }
 
 // Options turns the badger options a test would open with into those of the backend under
-// test: on postgres, a new database for t (or the one an earlier call gave for the same
-// opts.Dir), the memory knobs and InMemory left aside.
+// test: on postgres, a new database dropped when t ends (or the one an earlier call gave for
+// the same opts.Dir), the memory knobs and InMemory left aside.
 func Options(t testing.TB, opts store.Options) store.Options {
+	t.Helper()
+	return options(t, opts, t)
+}
+
+// ReusedOptions is Options for a folder a test opens more than once, from subtests of its
+// own (a restart test): the database of the folder outlives t and is dropped with the private
+// server when the test process ends.
+func ReusedOptions(t testing.TB, opts store.Options) store.Options {
+	t.Helper()
+	return options(t, opts, kept{t})
+}
+
+// kept is t with its Cleanup dropped: the database pgtest.URL makes for it is not dropped at
+// t's end.
+type kept struct{ testing.TB }
+
+func (kept) Cleanup(func()) {}
+
+func options(t testing.TB, opts store.Options, owner testing.TB) store.Options {
 	t.Helper()
 	if !Postgres(t) {
 		return opts
@@ -64,7 +83,7 @@ func Options(t testing.TB, opts store.Options) store.Options {
 		}
 	}
 	if u == "" {
-		u = pgtest.URL(t)
+		u = pgtest.URL(owner)
 		if opts.Dir != "" && !opts.InMemory {
 			if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 				t.Fatal(err)

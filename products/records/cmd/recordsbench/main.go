@@ -106,7 +106,7 @@ func open(dir string, log *slog.Logger) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	ten := tenancy.New(db, tenancy.Options{})
+	ten := tenancy.NewService(db, tenancy.Options{})
 	titles, err := title.Open(filepath.Join(dir, "title.bleve"))
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func open(dir string, log *slog.Logger) (*env, error) {
 		return nil, err
 	}
 	cur, _ := cursor.NewCursors(secret)
-	svc, err := records.New(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Log: log})
+	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func run(n int, dur time.Duration, conns int, dir string, reuse bool) error {
 	}
 	cfg := config.Default()
 	cfg.PublicURL = "http://" + ln.Addr().String()
-	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Products: []edge.Product{records.NewProduct(e.svc, e.keys)}})
+	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Products: []edge.Product{records.NewAPI(e.svc, e.keys)}})
 	if err != nil {
 		return err
 	}
