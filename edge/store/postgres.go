@@ -27,9 +27,12 @@ const (
 
 	pgBeginUpdate = `BEGIN ISOLATION LEVEL SERIALIZABLE`
 	pgBeginView   = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
-	pgBeginWrite  = `BEGIN` // Batch writes: blind, so the server's default isolation does
-	pgUpsert      = `INSERT INTO gatehouse_kv (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[]) ON CONFLICT (k) DO UPDATE SET v = excluded.v`
-	pgDelete      = `DELETE FROM gatehouse_kv WHERE k = ANY($1::bytea[])`
+	// Batch writes are blind, but serializable all the same: PostgreSQL checks read-write
+	// conflicts only among serializable transactions, so a Batch at a weaker level could slip
+	// between a group's read and its write.
+	pgBeginWrite = `BEGIN ISOLATION LEVEL SERIALIZABLE`
+	pgUpsert     = `INSERT INTO gatehouse_kv (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[]) ON CONFLICT (k) DO UPDATE SET v = excluded.v`
+	pgDelete     = `DELETE FROM gatehouse_kv WHERE k = ANY($1::bytea[])`
 )
 
 // Limits of the postgres backend.

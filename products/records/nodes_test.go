@@ -105,14 +105,16 @@ func (n *recNode) search(t *testing.T, q string) []string {
 	return ids
 }
 
-// awaitSearch waits until q finds exactly want through n (the title worker polls the journal).
-func (n *recNode) awaitSearch(t *testing.T, q string, want ...string) {
+// awaitSearch waits until q finds exactly want through n (the title worker polls the journal)
+// and returns how long that took.
+func (n *recNode) awaitSearch(t *testing.T, q string, want ...string) time.Duration {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	start := time.Now()
+	deadline := start.Add(20 * time.Second)
 	for {
 		got := n.search(t, q)
 		if strings.Join(got, ",") == strings.Join(want, ",") {
-			return
+			return time.Since(start)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("q=%s finds %v, want %v", q, got, want)
@@ -164,9 +166,10 @@ func TestNodesFollowTheJournal(t *testing.T) {
 
 			// Titles written on either node are found on the other.
 			put(t, a, "x-1", "Zebra crossing")
-			bn.awaitSearch(t, "zebra", "x-1")
+			ab := bn.awaitSearch(t, "zebra", "x-1")
 			put(t, bn, "x-2", "Zebra stripes")
-			a.awaitSearch(t, "zebra", "x-1", "x-2")
+			ba := a.awaitSearch(t, "zebra", "x-1", "x-2")
+			t.Logf("a write found by q on the other node after %v (a to b) and %v (b to a)", ab.Round(time.Millisecond), ba.Round(time.Millisecond))
 			bn.awaitSearch(t, "changed", "post-1")
 
 			// b restarts; a writes meanwhile: b's index resumes from its mark.

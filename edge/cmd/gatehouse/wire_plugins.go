@@ -82,15 +82,38 @@ var _ pluginreg.Checker = (*pluginSync)(nil)
 
 func (s *pluginSync) changed(ctx context.Context, changes []tenancy.Change) {
 	projects := map[string]bool{}
+	var uploads []tenancy.Change
+	remote := false
 	for _, c := range changes {
 		switch c.Kind {
 		case "plugin", "module", "project":
 			projects[c.Project] = true
 		}
+		if c.Kind == "module" && c.Remote {
+			uploads = append(uploads, c)
+		}
+		remote = remote || c.Remote
 	}
-	for p := range projects {
-		s.sync(context.WithoutCancel(ctx), p)
+	ctx = context.WithoutCancel(ctx)
+	if !remote {
+		for p := range projects {
+			s.sync(ctx, p)
+		}
+		return
 	}
+	// Another node's change (edge/bus): compiling a module takes seconds, and the bus hands
+	// every node's changes over in order, so a key revocation must not wait behind it. Each
+	// sync reads the store under s.mu, so the last to run registers the latest state.
+	go func() {
+		for _, u := range uploads { // compile ahead: a plugin naming the upload then swaps at once
+			if wasm, err := s.r.Module(ctx, u.Project, u.Name); err == nil {
+				_ = s.h.CheckModule(ctx, u.Project, wasm)
+			}
+		}
+		for p := range projects {
+			s.sync(ctx, p)
+		}
+	}()
 }
 
 // errNotUploaded is the reason of a plugin whose module names an upload that is not there.
