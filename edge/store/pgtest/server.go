@@ -94,8 +94,9 @@ func (s *Server) URL(db string) string {
 }
 
 // Start starts a server on the cluster in dir/data, creating the cluster first when it is
-// not there (so Start on the folder of a stopped server restarts it with its data). It
-// returns once the server takes connections.
+// not there (so Start on the folder of a stopped or killed server restarts it with its data,
+// on its former port when that is free, so its clients' URLs still hold). It returns once
+// the server takes connections.
 func Start(dir string) (*Server, error) {
 	bin, err := BinDir()
 	if err != nil {
@@ -201,7 +202,7 @@ func start(bin, dir string, cred *syscall.Credential) (*Server, error) {
 		"-c", "unix_socket_directories=",
 		"-c", "fsync=on",
 		"-c", "shared_buffers=16MB",
-		"-c", "max_connections=200",
+		"-c", "max_connections=400",
 		"-c", "logging_collector=off")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Pdeathsig stops the server when the thread that started it ends, so that thread is
