@@ -286,6 +286,10 @@ func TestBackupAcrossBackends(t *testing.T) {
 	q.stop(t)
 
 	fromPostgres := filepath.Join(work, "from-postgres.tar.gz")
+	// From a folder that is not the node's (no blob folder): refused, not an archive without files.
+	if code, _, stderr := runMain(t, pgEnv(url), "backup", "--to", fromPostgres, "--data", filepath.Join(work, "elsewhere"), "--config", cfg); code != 1 || !strings.Contains(stderr, "no blob folder") {
+		t.Errorf("backup of a postgres node from another folder: exit %d, stderr %q", code, stderr)
+	}
 	if code, stdout, stderr := runMain(t, pgEnv(url), "backup", "--to", fromPostgres, "--data", pgDir, "--config", cfg); code != 0 || !strings.Contains(stdout, "(postgres, ") {
 		t.Fatalf("backup of the postgres node: exit %d: %s %s", code, stdout, stderr)
 	}
