@@ -333,7 +333,7 @@ func (b *Bus) loop(sub *redis.PubSub, msgs <-chan *redis.Message) {
 func (b *Bus) received(ctx context.Context, payload string) {
 	var ev event
 	if err := json.Unmarshal([]byte(payload), &ev); err != nil || ev.Gen == 0 {
-		b.warn("a change message that does not decode", fmt.Errorf("%q: %v", payload, err))
+		b.warn("a change message that does not decode", fmt.Errorf("%.200q: %v", payload, err))
 		return
 	}
 	if ev.Node == b.o.Node {

@@ -121,3 +121,37 @@ func TestChangeBetweenPrimeAndStartIsCaughtUp(t *testing.T) {
 		t.Fatalf("B delivered %+v (seen %d), want only the change made after Prime", *got, b.Seen())
 	}
 }
+
+// FuzzReceived feeds arbitrary pub/sub payloads to a node: none may panic, deliver another
+// node's change twice, or leave the node behind the journal after its next check.
+func FuzzReceived(f *testing.F) {
+	for _, s := range []string{
+		`{"node":"A","gen":1,"changes":[{"op":"updated","kind":"key","org":"acme","project":"demo","name":"web"}]}`,
+		`{"node":"A","gen":2,"changes":[]}`, `{"node":"B","gen":1,"changes":null}`,
+		`{"node":"A","gen":18446744073709551615,"changes":[{"op":"deleted","kind":"form"}]}`,
+		`{"gen":0}`, `[]`, `null`, ``, `{"node":"A","gen":"1"}`, "{\"node\":\"\xff\",\"gen\":3}",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, payload string) {
+		ctx := context.Background()
+		a, b, got := journalNodes(t, 100)
+		a.Publish(ctx, keyChange("k1"))
+		b.received(ctx, payload)
+		b.check(ctx)
+		if b.Seen() != 1 {
+			t.Fatalf("after %q and a check B saw generation %d, want the journal's 1", payload, b.Seen())
+		}
+		names := 0
+		for _, cs := range *got {
+			for _, c := range cs {
+				if c.Name == "k1" {
+					names++
+				}
+			}
+		}
+		if names > 1 {
+			t.Fatalf("after %q B delivered k1 %d times", payload, names)
+		}
+	})
+}

@@ -33,13 +33,11 @@ func (e *pgEngine) backup(w io.Writer) error {
 	}
 	defer e.leave()
 	ctx := context.Background()
-	conn, err := e.pool.Acquire(ctx)
+	t, err := e.txn(ctx, pgBeginView)
 	if err != nil {
 		return fmt.Errorf("store: backup: %w", err)
 	}
-	defer conn.Release()
-	t := &pgTxn{conn: conn.Conn(), ctx: ctx, begin: pgBeginView}
-	defer t.rollback()
+	defer t.release()
 	bw := bufio.NewWriterSize(w, 1<<20)
 	list := &pb.KVList{}
 	size := 0

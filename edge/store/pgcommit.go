@@ -161,12 +161,11 @@ func (c *pgCommitter) round(ops []*op) int {
 // try runs ops in one transaction until the next would not fit, commits, and returns how many
 // it ran. An op that alone exceeds the limits gets ErrTooBig.
 func (c *pgCommitter) try(ops []*op) (int, error) {
-	conn, err := c.e.pool.Acquire(context.Background())
+	t, err := c.e.txn(context.Background(), pgBeginUpdate)
 	if err != nil {
-		return 0, fmt.Errorf("store: postgres: %w", err)
+		return 0, err
 	}
-	defer conn.Release()
-	t := &pgTxn{conn: conn.Conn(), ctx: context.Background(), begin: pgBeginUpdate}
+	defer t.release()
 	group := &stage{}
 	n := 0
 	for ; n < len(ops); n++ {
@@ -177,6 +176,10 @@ func (c *pgCommitter) try(ops []*op) (int, error) {
 			t.rollback()
 			if retryable(t.failed) {
 				return 0, t.failed
+			}
+			if connLost(t.conn, t.failed) {
+				// Nothing of the group was committed: run it again on another connection.
+				return 0, fmt.Errorf("%w: %w", errConnLost, t.failed)
 			}
 			ferr := o.err
 			if ferr == nil || ferr == errPanicked {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Iterate's batches on postgres: the first reads pgFirstPage rows (a scan often stops early:
@@ -20,6 +21,8 @@ const (
 // pgTxn reads through one transaction on one connection. The transaction begins with its
 // first statement, in the same round trip (a function that reads nothing costs nothing).
 type pgTxn struct {
+	pool  *pgxpool.Pool
+	pc    *pgxpool.Conn
 	conn  *pgx.Conn
 	ctx   context.Context
 	begin string
@@ -29,10 +32,66 @@ type pgTxn struct {
 	failed error
 }
 
+// txn takes a pooled connection for a transaction that begin begins (with its first
+// statement); release gives it back.
+func (e *pgEngine) txn(ctx context.Context, begin string) (*pgTxn, error) {
+	pc, err := e.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: postgres: %w", err)
+	}
+	return &pgTxn{pool: e.pool, pc: pc, conn: pc.Conn(), ctx: ctx, begin: begin}, nil
+}
+
+// release ends the transaction if it is still open and gives the connection back.
+func (t *pgTxn) release() {
+	t.rollback()
+	if t.pc != nil {
+		t.pc.Release()
+		t.pc = nil
+	}
+}
+
+// reconnect swaps a connection that failed before the transaction began (one the server
+// closed while it sat in the pool, a restarted server) for another.
+func (t *pgTxn) reconnect() error {
+	t.pc.Release() // the pool drops a closed connection
+	t.pc = nil
+	pc, err := t.pool.Acquire(t.ctx)
+	if err != nil {
+		return err
+	}
+	t.pc, t.conn = pc, pc.Conn()
+	return nil
+}
+
+// connLost reports a failure of the connection itself rather than of a statement.
+func connLost(conn *pgx.Conn, err error) bool {
+	var pe *pgconn.PgError
+	return !errors.As(err, &pe) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && conn.IsClosed()
+}
+
 // query runs sql and hands each row to scan, beginning the transaction first if needed. The
 // rows are all read before query returns, so the connection is free for the next statement
 // (Iterate's callback may Get).
 func (t *pgTxn) query(scan func(pgx.Rows) error, sql string, args ...any) error {
+	err := t.queryOnce(scan, sql, args...)
+	// A connection lost before the transaction began lost nothing: try another, twice.
+	for retry := 0; retry < 2 && err != nil && !t.began && connLost(t.conn, err); retry++ {
+		if rerr := t.reconnect(); rerr != nil {
+			break
+		}
+		err = t.queryOnce(scan, sql, args...)
+	}
+	if err != nil {
+		if t.failed == nil {
+			t.failed = err
+		}
+		return fmt.Errorf("store: postgres: %w", err)
+	}
+	return nil
+}
+
+func (t *pgTxn) queryOnce(scan func(pgx.Rows) error, sql string, args ...any) error {
 	b := &pgx.Batch{}
 	if !t.began {
 		b.Queue(t.begin)
@@ -61,13 +120,7 @@ func (t *pgTxn) query(scan func(pgx.Rows) error, sql string, args ...any) error 
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		if t.failed == nil {
-			t.failed = err
-		}
-		return fmt.Errorf("store: postgres: %w", err)
-	}
-	return nil
+	return err
 }
 
 func (t *pgTxn) get(key []byte) ([]byte, error) {

@@ -215,7 +215,7 @@ func (e *pgEngine) update(ctx context.Context, fn func(*Txn) error) error {
 var errEmptyKey = errors.New("store: a key cannot be empty")
 
 // retryable reports a failure after which a transaction may run again: a serialization
-// failure, a deadlock, or a connection that failed before the server got anything.
+// failure, a deadlock, or a connection that failed before the commit was sent.
 func retryable(err error) bool {
 	if err == nil {
 		return false
@@ -224,8 +224,12 @@ func retryable(err error) bool {
 	if errors.As(err, &pe) {
 		return pe.Code == "40001" || pe.Code == "40P01"
 	}
-	return pgconn.SafeToRetry(err)
+	return errors.Is(err, errConnLost) || pgconn.SafeToRetry(err)
 }
+
+// errConnLost marks a connection lost before the transaction's COMMIT was sent: the
+// transaction is gone, nothing of it committed, it may run again.
+var errConnLost = errors.New("store: postgres connection lost before the commit")
 
 // backoff is the wait before run attempt+1: exponential from 1 ms, capped, with full jitter.
 func backoff(attempt int) time.Duration {
@@ -239,13 +243,11 @@ func (e *pgEngine) view(ctx context.Context, fn func(*Txn) error) error {
 		return ErrClosed
 	}
 	defer e.leave()
-	conn, err := e.pool.Acquire(ctx)
+	t, err := e.txn(ctx, pgBeginView)
 	if err != nil {
-		return fmt.Errorf("store: postgres: %w", err)
+		return err
 	}
-	defer conn.Release()
-	t := &pgTxn{conn: conn.Conn(), ctx: ctx, begin: pgBeginView}
-	defer t.rollback()
+	defer t.release()
 	return fn(&Txn{r: t})
 }
 
@@ -296,12 +298,11 @@ func (e *pgEngine) write(st *stage) error {
 	ctx := context.Background()
 	for attempt := 0; ; attempt++ {
 		err := func() error {
-			conn, err := e.pool.Acquire(ctx)
+			t, err := e.txn(ctx, pgBeginWrite)
 			if err != nil {
-				return fmt.Errorf("store: postgres: %w", err)
+				return err
 			}
-			defer conn.Release()
-			t := &pgTxn{conn: conn.Conn(), ctx: ctx, begin: pgBeginWrite}
+			defer t.release()
 			return t.commit(st)
 		}()
 		if !retryable(err) || attempt+1 >= pgMaxAttempts {

@@ -137,3 +137,59 @@ func countPrefix(t *testing.T, db *DB, prefix string) int {
 	}
 	return n
 }
+
+// A database server that crashes and comes back (same folder, same port) is used again
+// without a failed call: connections lost before a transaction began are replaced, and a
+// group whose connection died before its commit runs again.
+func TestPostgresServerRestart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	srv, err := pgtest.Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Stop() }()
+	u, err := srv.CreateDatabase(ctx, "restart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(Options{Backend: BackendPostgres, PostgresURL: u, SyncWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	set := func(k string) error {
+		return db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte(k), []byte("v")) })
+	}
+	// Several connections in the pool, all of which the crash breaks.
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = db.View(ctx, func(tx *Txn) error { _, err := tx.Has([]byte("x")); return err })
+		}()
+	}
+	wg.Wait()
+	if err := set("before"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if srv, err = pgtest.Start(dir); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		if err := set(fmt.Sprintf("after/%d", i)); err != nil {
+			t.Errorf("Update %d after the server's restart = %v", i, err)
+		}
+		if err := db.View(ctx, func(tx *Txn) error {
+			_, err := tx.Get([]byte("before"))
+			return err
+		}); err != nil {
+			t.Errorf("View %d after the server's restart = %v", i, err)
+		}
+	}
+}

@@ -123,7 +123,8 @@ func start(t *testing.T, policy egress.Options, document string) *env {
 	t.Cleanup(func() { db.Close() })
 	ten, svc := open(t, db, egress.New(policy))
 	applyDoc(t, ten, document)
-	w := svc.NewWorker(webhooks.WorkerOptions{PollInterval: 10 * time.Millisecond, BaseBackoff: 10 * time.Millisecond})
+	w := svc.NewWorker(webhooks.WorkerOptions{PollInterval: 10 * time.Millisecond, BaseBackoff: 10 * time.Millisecond,
+		Shared: db.Backend() == store.BackendPostgres})
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

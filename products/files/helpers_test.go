@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/products/files"
 )
 
@@ -89,6 +90,7 @@ func startOn(t testing.TB, dir string, edit func(*config.Config), newBlobs func(
 			e.svc, err = files.NewService(files.Options{
 				DB: d.DB, Blobs: blobs, Signer: signer, Cursors: cur,
 				FilesBase: d.Config.BaseURL("files"), AssetBase: d.Config.AssetBaseURL(), Now: e.clock.Now, Log: d.Log, Registerer: d.Registry,
+				Shared: d.DB.Backend() == store.BackendPostgres,
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
@@ -86,7 +87,7 @@ func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := records.Options{DB: d.DB, Tenancy: d.Tenancy, Titles: titles, Cursors: cur, Log: d.Log}
+			o := records.Options{DB: d.DB, Tenancy: d.Tenancy, Titles: titles, Cursors: cur, Log: d.Log, Shared: d.DB.Backend() == store.BackendPostgres}
 			for _, fn := range opts {
 				fn(&o)
 			}

@@ -101,7 +101,15 @@ func backupOffline(ctx context.Context, cfg config.Config, w io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	blobs, err := blob.Open(ctx, cfg.Files, filepath.Join(cfg.Data, "blobs"))
+	blobsDir := filepath.Join(cfg.Data, "blobs")
+	if cfg.Files.Backend != "s3" {
+		// serve creates the folder: without it this is not the node's data folder (a backup
+		// of a postgres node from a machine that lacks the shared folder would miss every file).
+		if _, err := os.Stat(blobsDir); err != nil {
+			return fmt.Errorf("no blob folder in %s (give --data the node's data folder, or configure files.backend s3): %w", cfg.Data, err)
+		}
+	}
+	blobs, err := blob.Open(ctx, cfg.Files, blobsDir)
 	if err != nil {
 		return err
 	}

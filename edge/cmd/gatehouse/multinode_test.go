@@ -231,10 +231,13 @@ func (c *cluster) writesReadOnEveryNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, raw, err := c.call(w, "PUT", u.RequestURI(), "", "image/png", img); code != 200 {
-			t.Fatalf("node %d: PUT upload = %d %s (%v)", w, code, raw, err)
+		// The three steps of an upload through three nodes (no affinity needed): the signed
+		// PUT on the next node, the complete on the one after.
+		put, done := (w+1)%len(c.nodes), (w+2)%len(c.nodes)
+		if code, raw, err := c.call(put, "PUT", u.RequestURI(), "", "image/png", img); code != 200 {
+			t.Fatalf("node %d: PUT of an upload presigned on node %d = %d %s (%v)", put, w, code, raw, err)
 		}
-		c.must(w, "POST", "/files/upload/complete", "sk_live_multi_server", `{"assetId":"`+slot.AssetID+`"}`, 200, nil)
+		c.must(done, "POST", "/files/upload/complete", "sk_live_multi_server", `{"assetId":"`+slot.AssetID+`"}`, 200, nil)
 		for r := range c.nodes {
 			if r == w {
 				continue
@@ -270,6 +273,29 @@ func (c *cluster) writesReadOnEveryNode(t *testing.T) {
 				t.Errorf("asset %s uploaded on node %d: node %d serves %d, %d bytes (%v)", slot.AssetID, w, r, code, len(raw), err)
 			}
 		}
+	}
+	// A list paged through every node in turn: each node takes the others' cursors.
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		var list struct {
+			Items      []struct{ ID string }
+			Pagination struct{ NextCursor *string }
+		}
+		c.must(page%len(c.nodes), "GET", "/records/projects/site/collections/notes/records?sort=id&limit=1&cursor="+url.QueryEscape(cursor), "pk_live_multi_web", "", 200, &list)
+		for _, it := range list.Items {
+			if seen[it.ID] {
+				t.Errorf("page %d on node %d repeats %s", page, page%len(c.nodes), it.ID)
+			}
+			seen[it.ID] = true
+		}
+		if list.Pagination.NextCursor == nil {
+			break
+		}
+		cursor = *list.Pagination.NextCursor
+	}
+	if len(seen) != len(c.nodes) {
+		t.Errorf("paging through the nodes listed %d records, want %d", len(seen), len(c.nodes))
 	}
 }
 

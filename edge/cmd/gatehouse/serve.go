@@ -104,6 +104,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
+	if cfg.Storage.Backend == config.BackendPostgres {
+		log.Info("storage opened", "backend", cfg.Storage.Backend, "url", config.RedactURL(cfg.Storage.Postgres.URL))
+	} else {
+		log.Info("storage opened", "backend", cfg.Storage.Backend, "dir", filepath.Join(cfg.Data, "db"))
+	}
 	defer func() {
 		if cerr := db.Close(); cerr != nil {
 			log.Error("closing storage", "err", cerr)

@@ -87,7 +87,8 @@ func TestMigrateToPostgres(t *testing.T) {
 	client.CloseIdleConnections()
 	p.stop(t)
 
-	url := pgtest.URL(t)
+	// The private server trusts loopback connections: the password is there to be redacted.
+	url := strings.Replace(pgtest.URL(t), "postgres@", "postgres:s3cret-pw@", 1)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -105,6 +106,9 @@ func TestMigrateToPostgres(t *testing.T) {
 		t.Fatalf("migrate: exit %d: %s %s", code, stdout, stderr)
 	}
 	t.Logf("migrate: %s", stdout)
+	if strings.Contains(stdout+stderr, "s3cret-pw") || !strings.Contains(stdout, "postgres:xxxxx@") {
+		t.Errorf("migrate prints the database password, or not the redacted URL:\n%s", stdout)
+	}
 	for _, w := range []string{"copied ", "records", "forms", "email", "tenancy", "accounts", "not copied: "} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("migrate output lacks %q:\n%s", w, stdout)
@@ -117,6 +121,9 @@ func TestMigrateToPostgres(t *testing.T) {
 	}
 
 	q := startProcEnv(t, pgEnv(url), "--data", data, "--config", cfg)
+	if !strings.Contains(q.stderr.String(), "storage opened") || strings.Contains(q.stderr.String(), "s3cret-pw") {
+		t.Errorf("serve on postgres logs no storage line, or the database password:\n%s", q.stderr)
+	}
 	r.verify(q.url)
 	if code, body := q.admin(t, "GET", "/users", ""); code != 200 || !strings.Contains(string(body), "ops@crash.test") {
 		t.Errorf("GET /users on the migrated node = %d %s", code, body)
@@ -279,6 +286,10 @@ func TestBackupAcrossBackends(t *testing.T) {
 	q.stop(t)
 
 	fromPostgres := filepath.Join(work, "from-postgres.tar.gz")
+	// From a folder that is not the node's (no blob folder): refused, not an archive without files.
+	if code, _, stderr := runMain(t, pgEnv(url), "backup", "--to", fromPostgres, "--data", filepath.Join(work, "elsewhere"), "--config", cfg); code != 1 || !strings.Contains(stderr, "no blob folder") {
+		t.Errorf("backup of a postgres node from another folder: exit %d, stderr %q", code, stderr)
+	}
 	if code, stdout, stderr := runMain(t, pgEnv(url), "backup", "--to", fromPostgres, "--data", pgDir, "--config", cfg); code != 0 || !strings.Contains(stdout, "(postgres, ") {
 		t.Fatalf("backup of the postgres node: exit %d: %s %s", code, stdout, stderr)
 	}

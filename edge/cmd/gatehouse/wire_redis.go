@@ -27,6 +27,9 @@ func openRedis(cfg config.Config, log *slog.Logger) (*redis.Client, error) {
 		// The parser's message may quote the URL: name the redacted one instead.
 		return nil, fmt.Errorf("redis.url %s: not a Redis URL", cfg.Redis.RedactedURL())
 	}
+	// go-redis logs its own reconnect attempts through one process-wide logger: into serve's
+	// structured log (its lines name the address, never the password).
+	redis.SetLogger(redisLog{log.With("component", "redis")})
 	c := redis.NewClient(opt)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -36,6 +39,13 @@ func openRedis(cfg config.Config, log *slog.Logger) (*redis.Client, error) {
 		log.Info("redis: connected", "url", cfg.Redis.RedactedURL())
 	}
 	return c, nil
+}
+
+// redisLog carries go-redis's own log lines (reconnects) into serve's slog logger.
+type redisLog struct{ l *slog.Logger }
+
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.l.WarnContext(ctx, fmt.Sprintf(format, v...))
 }
 
 // sharedLimiter returns buckets in Redis every node shares (name keeps them apart from other

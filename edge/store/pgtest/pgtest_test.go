@@ -62,11 +62,15 @@ func TestStartRestartsACluster(t *testing.T) {
 	if err := srv.Kill(); err != nil {
 		t.Fatal(err)
 	}
+	port := srv.Port()
 	srv, err = Start(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
+	if srv.Port() != port {
+		t.Errorf("restarted server on port %d, want its former %d (free again)", srv.Port(), port)
+	}
 	conn, err = pgx.Connect(ctx, srv.URL("kept"))
 	if err != nil {
 		t.Fatal(err)

@@ -94,8 +94,9 @@ func (s *Server) URL(db string) string {
 }
 
 // Start starts a server on the cluster in dir/data, creating the cluster first when it is
-// not there (so Start on the folder of a stopped server restarts it with its data). It
-// returns once the server takes connections.
+// not there (so Start on the folder of a stopped or killed server restarts it with its data,
+// on its former port when that is free, so its clients' URLs still hold). It returns once
+// the server takes connections.
 func Start(dir string) (*Server, error) {
 	bin, err := BinDir()
 	if err != nil {
@@ -168,11 +169,26 @@ func credential(dir string) (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// start runs postgres on a free port and waits until it answers.
+// start runs postgres on a free port and waits until it answers: the port the folder's
+// server had before when it is free (clients of a restarted server find it again), else a
+// new one.
 func start(bin, dir string, cred *syscall.Credential) (*Server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	portFile := filepath.Join(dir, "port")
+	port := 0
+	if b, err := os.ReadFile(portFile); err == nil {
+		if p, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && portFree(p) {
+			port = p
+		}
+	}
+	if port == 0 {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		port = p
+	}
+	if err := os.WriteFile(portFile, []byte(strconv.Itoa(port)), 0o644); err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	logPath := filepath.Join(dir, "postgres.log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -186,7 +202,7 @@ func start(bin, dir string, cred *syscall.Credential) (*Server, error) {
 		"-c", "unix_socket_directories=",
 		"-c", "fsync=on",
 		"-c", "shared_buffers=16MB",
-		"-c", "max_connections=200",
+		"-c", "max_connections=400",
 		"-c", "logging_collector=off")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Pdeathsig stops the server when the thread that started it ends, so that thread is
@@ -241,6 +257,15 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
 }
 
 func tail(b []byte, n int) []byte {

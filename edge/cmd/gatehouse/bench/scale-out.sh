@@ -107,6 +107,9 @@ load() {
 # transactions and rows read of the bench database, Redis commands, connections to each.
 pgq() { psql -X -A -t -h 127.0.0.1 -p "$pgport" -U postgres -d bench -c "$1"; }
 xacts() { pgq "select xact_commit + xact_rollback from pg_stat_database where datname = 'bench'"; }
+# Index and table scans of the key-value table: about one per statement that reads it (a
+# point read, a batch of a range read), so "scans per request" counts round trips.
+scans() { pgq "select coalesce(sum(coalesce(idx_scan, 0) + coalesce(seq_scan, 0)), 0) from pg_stat_user_tables where relname = 'gatehouse_kv'"; }
 rcmds() { redis-cli -p "$rport" info stats | awk -F: '/^total_commands_processed/ { print $2 + 0 }'; }
 pgconns() { pgq "select count(*) from pg_stat_activity where datname = 'bench' and pid <> pg_backend_pid()"; }
 
@@ -114,16 +117,18 @@ declare -A res
 measure() { # SETUP URL...
   local setup=$1; shift
   for m in $mixes writes; do
-    local x0 r0 x1 r1 conns_now
-    x0=$(xacts) r0=$(rcmds)
+    local x0 r0 s0 x1 r1 s1 conns_now
+    x0=$(xacts) r0=$(rcmds) s0=$(scans)
     read -r rps p50 p99 bad <<<"$(load "$m" "$@")"
-    x1=$(xacts) r1=$(rcmds) conns_now=$(pgconns)
+    sleep 1 # PostgreSQL's statistics reach pg_stat_* within its stats interval
+    x1=$(xacts) r1=$(rcmds) s1=$(scans) conns_now=$(pgconns)
     res[$setup.$m]=$rps
     # Per request: the database's transactions and Redis's commands over wrk's answers (the
     # badger node talks to neither, so its columns show the others' idle traffic: none).
-    printf '  %-6s %-7s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %-4s  pg xact/req %s  redis cmd/req %s  pg conns %s\n' \
+    printf '  %-6s %-7s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %-4s  pg xact/req %s  pg scans/req %s  redis cmd/req %s  pg conns %s\n' \
       "$setup" "$m" "$rps" "$p50" "$p99" "$bad" \
       "$(awk -v a="$x0" -v b="$x1" -v r="$rps" -v d="${dur%s}" 'BEGIN { printf "%.2f", (b - a) / (r * d > 0 ? r * d : 1) }')" \
+      "$(awk -v a="$s0" -v b="$s1" -v r="$rps" -v d="${dur%s}" 'BEGIN { printf "%.2f", (b - a) / (r * d > 0 ? r * d : 1) }')" \
       "$(awk -v a="$r0" -v b="$r1" -v r="$rps" -v d="${dur%s}" 'BEGIN { printf "%.2f", (b - a) / (r * d > 0 ? r * d : 1) }')" \
       "$conns_now"
   done
