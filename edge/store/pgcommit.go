@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // pgCommitter is the postgres backend's group committer, the same design as badger's
@@ -119,6 +121,23 @@ type groupFault struct {
 
 func (f *groupFault) Error() string { return f.err.Error() }
 
+// groupUnavailable reports a group that got no connection (the server is down): every op of
+// the group is answered with the error.
+type groupUnavailable struct{ err error }
+
+func (g *groupUnavailable) Error() string { return g.err.Error() }
+func (g *groupUnavailable) Unwrap() error { return g.err }
+
+// commitUnknown reports a connection lost while the group's COMMIT was in flight: the group
+// may or may not have committed, so its ops are answered with the error and never run again
+// (a write is never applied twice).
+type commitUnknown struct{ err error }
+
+func (g *commitUnknown) Error() string {
+	return "store: postgres: the commit's outcome is unknown (connection lost): " + g.err.Error()
+}
+func (g *commitUnknown) Unwrap() error { return g.err }
+
 // round commits a prefix of ops in one transaction, running it again after serialization
 // failures, and returns its length; each op's err holds its verdict.
 func (c *pgCommitter) round(ops []*op) int {
@@ -127,9 +146,20 @@ func (c *pgCommitter) round(ops []*op) int {
 			o.err, o.panicked = nil, nil
 		}
 		n, err := c.try(ops)
-		var fault *groupFault
+		var (
+			fault       *groupFault
+			unavailable *groupUnavailable
+			unknown     *commitUnknown
+		)
 		switch {
 		case err == nil:
+			return n
+		case errors.As(err, &unavailable) || errors.As(err, &unknown):
+			for _, o := range ops[:n] {
+				if o.err == nil {
+					o.err = err
+				}
+			}
 			return n
 		case errors.As(err, &fault):
 			// Answer the faulty op alone, first: move it to the front and report it done.
@@ -146,8 +176,9 @@ func (c *pgCommitter) round(ops []*op) int {
 			time.Sleep(backoff(attempt))
 			continue
 		}
-		// The commit itself failed (a key PostgreSQL refuses, a lost connection): alone, the
-		// op gets the error; in a group, each op is tried alone so the others commit.
+		// The server refused the group's writes (a key too long for its index): nothing was
+		// committed. Alone, the op gets the error; in a group, each op is tried alone so the
+		// others commit.
 		if len(ops) == 1 {
 			if ops[0].err == nil {
 				ops[0].err = err
@@ -163,7 +194,7 @@ func (c *pgCommitter) round(ops []*op) int {
 func (c *pgCommitter) try(ops []*op) (int, error) {
 	t, err := c.e.txn(context.Background(), pgBeginUpdate)
 	if err != nil {
-		return 0, err
+		return len(ops), &groupUnavailable{err: err}
 	}
 	defer t.release()
 	group := &stage{}
@@ -206,7 +237,11 @@ func (c *pgCommitter) try(ops []*op) (int, error) {
 		}
 	}
 	if err := t.commit(group); err != nil {
-		return 0, err
+		var pe *pgconn.PgError
+		if !retryable(err) && !errors.As(err, &pe) {
+			return n, &commitUnknown{err: err}
+		}
+		return n, err
 	}
 	if len(group.entries) > 0 {
 		c.e.commits.Add(1)

@@ -437,3 +437,37 @@ func TestEmptyKeyRefused(t *testing.T) {
 		})
 	})
 }
+
+// The operational functions answer on every backend: Size counts the data, Sync makes
+// non-durable commits durable, CommitStats counts the Updates committed.
+func TestStatsSizeSync(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b testBackend) {
+		ctx := context.Background()
+		db := b.open(t, Options{SyncWrites: false})
+		for i := 0; i < 50; i++ {
+			if err := db.Update(ctx, func(tx *Txn) error {
+				return tx.Set([]byte(fmt.Sprintf("s/%02d", i)), bytes.Repeat([]byte("x"), 1000))
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Update(ctx, func(tx *Txn) error { return errors.New("refused") }); err == nil {
+			t.Fatal("a failing Update returned nil")
+		}
+		if err := db.Sync(); err != nil {
+			t.Errorf("Sync = %v", err)
+		}
+		commits, ops := db.CommitStats()
+		if ops != 50 || commits == 0 || commits > ops {
+			t.Errorf("CommitStats = %d commits, %d ops; want 50 ops in 1..50 commits", commits, ops)
+		}
+		if db.SyncWrites() {
+			t.Errorf("SyncWrites = true for a store opened without")
+		}
+		if b.name == BackendPostgres { // badger's in-memory tables have no size until flushed
+			if lsm, _ := db.Size(); lsm <= 0 {
+				t.Errorf("Size = %d, want the table's size", lsm)
+			}
+		}
+	})
+}

@@ -28,8 +28,8 @@ func sharedPostgres(t *testing.T) string {
 	return u
 }
 
-// sharedRedis starts a redis-server private to the test and returns its URL.
-func sharedRedis(t *testing.T) string {
+// sharedRedis starts a redis-server private to the test (the test stops and restarts it).
+func sharedRedis(t *testing.T) *redistest.Server {
 	t.Helper()
-	return redistest.Private(t).URL
+	return redistest.Private(t)
 }

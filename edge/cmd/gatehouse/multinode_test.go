@@ -20,6 +20,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/gatehouse-dev/gatehouse/edge/redistest"
 	"github.com/gatehouse-dev/gatehouse/products/email/smtptest"
 )
 
@@ -43,6 +44,7 @@ const multinodeTenants = `orgs:
           - {name: server, value: sk_live_multi_server, products: [email, files, records]}
           - {name: limited, value: pk_live_multi_limited, products: [forms]}
           - {name: doomed, value: pk_live_multi_doomed, products: [forms, records]}
+          - {name: doomed2, value: pk_live_multi_doomed2, products: [records]}
         email:
           from: {email: hello@multi.test, name: Multi}
         forms:
@@ -74,6 +76,7 @@ type cluster struct {
 	root, t *testing.T
 	cfg     string // the nodes' config file
 	mail    *smtptest.Server
+	redis   *redistest.Server
 	data    []string // each node's own data folder
 	nodes   []*proc
 	client  *http.Client
@@ -82,14 +85,14 @@ type cluster struct {
 // startCluster starts the shared services and n nodes; the first applies the tenants document.
 func startCluster(t *testing.T, n int) *cluster {
 	t.Helper()
-	pg, redis := sharedPostgres(t), sharedRedis(t)
+	pg := sharedPostgres(t)
 	s3 := s3mem.New()
 	if err := s3.CreateBucket("assets"); err != nil {
 		t.Fatal(err)
 	}
 	s3srv := httptest.NewServer(gofakes3.New(s3).Server())
 	t.Cleanup(s3srv.Close)
-	c := &cluster{root: t, t: t, mail: smtptest.Start(t, nil), client: &http.Client{
+	c := &cluster{root: t, t: t, mail: smtptest.Start(t, nil), redis: sharedRedis(t), client: &http.Client{
 		Timeout:   60 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true},
 	}}
@@ -111,7 +114,7 @@ email:
   smtp: {host: 127.0.0.1, port: %d, tls: none}
 egress:
   allow_private_networks: true
-`, pg, redis, strings.TrimPrefix(s3srv.URL, "http://"), c.mail.Port)
+`, pg, c.redis.URL, strings.TrimPrefix(s3srv.URL, "http://"), c.mail.Port)
 	tenants := filepath.Join(dir, "tenants.yaml")
 	for path, body := range map[string]string{c.cfg: cfg, tenants: multinodeTenants} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
@@ -209,6 +212,7 @@ func TestMultiNode(t *testing.T) {
 	t.Run("TitleSearchOnEveryNode", c.titleSearchOnEveryNode)
 	t.Run("FormsLimitSharedAcrossNodes", c.formsLimitShared)
 	t.Run("RevokedKeyRefusedEverywhere", c.revokedKeyRefused)
+	t.Run("RedisDown", c.redisDown)
 	t.Run("EmailDeliveredOnce", c.emailDeliveredOnce)
 	t.Run("SIGKILLUnderLoad", c.killUnderLoad)
 }
@@ -377,6 +381,37 @@ func (c *cluster) revokedKeyRefused(t *testing.T) {
 			return code == 401
 		})
 		t.Logf("key revoked on node 0 refused on node %d after %v", i, took.Round(time.Millisecond))
+	}
+}
+
+// With Redis stopped the nodes keep answering (the forms limit falls back to each node's own
+// buckets), a write on one node is read on the others, and a key revoked on one node is still
+// refused by all, the change reaching them through the store's change journal. Redis comes
+// back empty, as one without persistence would.
+func (c *cluster) redisDown(t *testing.T) {
+	c.t = t
+	const path = "/records/projects/site/collections/notes/records?limit=1"
+	for i := range c.nodes {
+		c.must(i, "GET", path, "pk_live_multi_doomed2", "", 200, nil)
+	}
+	c.redis.Stop()
+	defer c.redis.Restart()
+	for i := range c.nodes {
+		c.must(i, "POST", "/forms/forms/contact/submit", "pk_live_multi_web", fmt.Sprintf(`{"msg":"redis down %d"}`, i), 201, nil)
+		id := fmt.Sprintf("redis-down-%d", i)
+		c.must(i, "PUT", "/admin/v1/projects/site/collections/notes/records/"+id, "admin", `{"data":{"title":"written while Redis was down"}}`, 201, nil)
+		c.must((i+1)%len(c.nodes), "GET", "/records/projects/site/collections/notes/records/"+id, "pk_live_multi_web", "", 200, nil)
+	}
+	c.must(0, "DELETE", "/admin/v1/orgs/multi/projects/site/keys/doomed2", "admin", "", 204, nil)
+	for i := range c.nodes {
+		took := await(t, fmt.Sprintf("key revoked with Redis down refused on node %d", i), func() bool {
+			code, _, err := c.call(i, "GET", path, "pk_live_multi_doomed2", "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return code == 401
+		})
+		t.Logf("with Redis down, a key revoked on node 0 refused on node %d after %v", i, took.Round(time.Millisecond))
 	}
 }
 

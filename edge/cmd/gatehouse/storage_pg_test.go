@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -127,6 +129,15 @@ func TestMigrateToPostgres(t *testing.T) {
 	r.verify(q.url)
 	if code, body := q.admin(t, "GET", "/users", ""); code != 200 || !strings.Contains(string(body), "ops@crash.test") {
 		t.Errorf("GET /users on the migrated node = %d %s", code, body)
+	}
+	// users create --data follows the configuration to the shared database (no folder lock:
+	// the node keeps running) and the node signs the user in.
+	var out bytes.Buffer
+	if err := usersCmd(context.Background(), []string{"create", "--email", "late@crash.test", "--operator", "--data", data},
+		strings.NewReader("created offline\n"), &out, pgEnv(url)); err != nil {
+		t.Errorf("users create --data on postgres: %v", err)
+	} else if got := signIn(t, q.url, "late@crash.test", "created offline"); got != 200 {
+		t.Errorf("sign-in as the user created with --data on postgres = %d", got)
 	}
 	more := &crashRun{t: t, client: client}
 	fill(t, more, q.url, 100, 116)
