@@ -2,6 +2,8 @@ package pgtest
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -79,5 +81,30 @@ func TestStartRestartsACluster(t *testing.T) {
 	var v int
 	if err := conn.QueryRow(ctx, "select v from t").Scan(&v); err != nil || v != 42 {
 		t.Errorf("after a kill and restart, select v = %d, %v; want 42", v, err)
+	}
+}
+
+// The sweep removes the folder of a test process that died without Main's cleanup, and leaves
+// a folder another process has just made (no owner.pid yet).
+func TestSweepRemovesDeadOwnersFolders(t *testing.T) {
+	dead, err := os.MkdirTemp("", tempPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dead)
+	if err := os.WriteFile(filepath.Join(dead, "owner.pid"), []byte("4194303"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := os.MkdirTemp("", tempPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(fresh)
+	sweep()
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("sweep left the folder of a dead process (%v)", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("sweep removed a folder just made: %v", err)
 	}
 }

@@ -142,6 +142,13 @@ func Main(m *testing.M) {
 func sweep() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
 	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "owner.pid")); err != nil {
+			// Another process may have just made it (owner.pid comes next): leave it unless
+			// it is old.
+			if st, err := os.Stat(d); err != nil || time.Since(st.ModTime()) < time.Hour {
+				continue
+			}
+		}
 		if alive(filepath.Join(d, "owner.pid")) || alive(filepath.Join(d, "data", "postmaster.pid")) {
 			continue
 		}
