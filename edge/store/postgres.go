@@ -38,7 +38,8 @@ const (
 // Limits of the postgres backend.
 const (
 	// DefaultPostgresConns is the connection pool's size when the URL has no pool_max_conns.
-	// Concurrent Updates each hold a connection for their transaction; see docs/storage.md.
+	// The committer holds one while it runs a group; Views, Batches and backups use the
+	// others (docs/storage.md has the measurements behind the number).
 	DefaultPostgresConns = 16
 	// PostgresMaxWrites and PostgresMaxBytes bound what one Update may write (ErrTooBig past
 	// them): entries, and bytes of keys and values. Both are above what badger takes in one
@@ -48,8 +49,8 @@ const (
 	// pgBatchWrites and pgBatchBytes are the size of one commit of a Batch.
 	pgBatchWrites = 2000
 	pgBatchBytes  = 4 << 20
-	// pgMaxAttempts bounds the runs of one Update's function through serialization
-	// failures; pgBackoffMax caps the wait between two.
+	// pgMaxAttempts bounds the runs of one committer group (or Batch commit) through
+	// serialization failures; pgBackoffMax caps the wait between two.
 	pgMaxAttempts = 500
 	pgBackoffMax  = 50 * time.Millisecond
 )
