@@ -12,7 +12,8 @@ import (
 // held the project before; a config change through node 0 reaches node 1's host too.
 func TestPluginsFollowChangesAcrossNodes(t *testing.T) {
 	mods := buildExamples(t, "spamguard")
-	c := startCluster(t, 2)
+	// The checks below poll a form's submit until the plugin acts: not under the forms limit.
+	c := startClusterWith(t, 2, "forms: {rate_per_minute: 100000}\n")
 	submit := func(i int, msg string) (int, []byte) {
 		code, raw, err := c.call(i, "POST", "/forms/forms/contact/submit", "pk_live_multi_web", "application/json",
 			[]byte(`{"data":{"msg":"`+msg+`"}}`))

@@ -85,6 +85,13 @@ type cluster struct {
 // startCluster starts the shared services and n nodes; the first applies the tenants document.
 func startCluster(t *testing.T, n int) *cluster {
 	t.Helper()
+	return startClusterWith(t, n, "")
+}
+
+// startClusterWith is startCluster with more top-level YAML appended to the nodes' config (a
+// test that polls a form's submit raises forms.rate_per_minute, say).
+func startClusterWith(t *testing.T, n int, extra string) *cluster {
+	t.Helper()
 	pg := sharedPostgres(t)
 	s3 := s3mem.New()
 	if err := s3.CreateBucket("assets"); err != nil {
@@ -114,7 +121,7 @@ email:
   smtp: {host: 127.0.0.1, port: %d, tls: none}
 egress:
   allow_private_networks: true
-`, pg, c.redis.URL, strings.TrimPrefix(s3srv.URL, "http://"), c.mail.Port)
+%s`, pg, c.redis.URL, strings.TrimPrefix(s3srv.URL, "http://"), c.mail.Port, extra)
 	tenants := filepath.Join(dir, "tenants.yaml")
 	for path, body := range map[string]string{c.cfg: cfg, tenants: multinodeTenants} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
@@ -202,6 +209,10 @@ func awaitFor(t *testing.T, deadline time.Duration, what string, cond func() boo
 	return time.Since(start)
 }
 
+// TestMultiNode runs the checks of 8.4 in order on one cluster: writes read through every node,
+// q on every node (and on a node restarted after the write), the forms limit across nodes, a
+// revocation reaching every node, the same with Redis stopped, each email delivered once, and
+// last, as it leaves one node dead, a SIGKILL under load.
 func TestMultiNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL, Redis and three gateway processes")
