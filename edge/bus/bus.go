@@ -353,14 +353,16 @@ func (b *Bus) received(ctx context.Context, payload string) {
 
 // check is the safety net: the journal's generation against the last one delivered.
 func (b *Bus) check(ctx context.Context) {
+	// seen first: this node's own Publish may advance it at any time, and a generation read
+	// before it could look like a store that went back.
+	b.mu.Lock()
+	seen := b.seen
+	b.mu.Unlock()
 	gen, err := b.generation(ctx)
 	if err != nil {
 		b.warn("reading the change journal", err)
 		return
 	}
-	b.mu.Lock()
-	seen := b.seen
-	b.mu.Unlock()
 	switch {
 	case gen > seen:
 		b.catchUp(ctx, gen)
@@ -374,6 +376,9 @@ func (b *Bus) catchUp(ctx context.Context, gen uint64) {
 	b.mu.Lock()
 	seen := b.seen
 	b.mu.Unlock()
+	if seen >= gen { // this node's own Publish got there meanwhile
+		return
+	}
 	type entry struct {
 		gen uint64
 		ev  event

@@ -255,6 +255,9 @@ func TestJournalAloneWithoutRedis(t *testing.T) {
 			if err := b.check(t); !errors.Is(err, apierr.ErrUnauthorized) {
 				t.Fatalf("B: Check(revoked key) = %v, want ErrUnauthorized", err)
 			}
+			if _, resyncs := b.bus.Stats(); resyncs != 0 {
+				t.Fatalf("B resynced %d times: the journal held every entry", resyncs)
+			}
 		})
 	}
 }
@@ -298,8 +301,11 @@ func concurrentChanges(t *testing.T, srv *redistest.Server, backend string) {
 		}
 		for name, k := range heard {
 			if k != 1 || name[0] == n.name[0] {
-				t.Fatalf("%s heard %s %d times", n.name, name, k)
+				t.Fatalf("%s heard %q %d times", n.name, name, k)
 			}
+		}
+		if _, resyncs := n.bus.Stats(); resyncs != 0 {
+			t.Fatalf("%s resynced %d times: nothing was missed", n.name, resyncs)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package records
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
@@ -31,10 +32,16 @@ const stripes = 8
 // changes after start.
 var writeStripe = rand.IntN(stripes)
 
+// stripeRoot holds the stripes: records/s/<stripe>/<n or g key below records/>. Its letter is
+// its own: below records/d/ (where stripes were first kept) a stripe "3" was one key level away
+// from the document's records of a project named "3", and a re-apply of that project pruned
+// them as records the document no longer lists (moveStripes moves such a folder's stripes).
+const stripeRoot = root + "/s/"
+
 // stripeKey is the key of stripe s of counter k (a key below "records/").
 func stripeKey(s int, k []byte) []byte {
 	b := make([]byte, 0, len(k)+4)
-	b = append(b, root+"/d/"...)
+	b = append(b, stripeRoot...)
 	b = append(b, byte('0'+s), store.Sep)
 	return append(b, k[len(root)+1:]...)
 }
@@ -141,4 +148,46 @@ func groupStripePrefixes(project, coll string) [][]byte {
 		out = append(out, bytes.Clone(stripeKey(s, gp)))
 	}
 	return out
+}
+
+// moveStripes moves the counter stripes a store written by an earlier build keeps below
+// records/d/<stripe>/ to stripeRoot, a batch of entries a transaction; it is a no-op once they
+// are moved (every node may run it at start). A stripe there is told from a document record
+// of a project named like a stripe by its shape: an n or g key with an 8-byte value (a record
+// copy is a JSON object).
+func (s *Service) moveStripes(ctx context.Context) error {
+	for {
+		moved := 0
+		err := s.db.Update(ctx, func(txn *store.Txn) error {
+			moved = 0
+			var keys, vals [][]byte
+			for st := 0; st < stripes; st++ {
+				old := []byte(root + "/d/" + string(rune('0'+st)) + "/")
+				err := txn.Iterate(store.IterOptions{Prefix: old}, func(k, v []byte) (bool, error) {
+					rest := k[len(old):]
+					if len(v) == 8 && v[0] != '{' && (bytes.HasPrefix(rest, []byte("n/")) || bytes.HasPrefix(rest, []byte("g/"))) {
+						keys, vals = append(keys, bytes.Clone(k)), append(vals, bytes.Clone(v))
+					}
+					return len(keys) < 256, nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			for i, k := range keys {
+				nk := append([]byte(stripeRoot), k[len(root)+len("/d/"):]...)
+				if err := txn.Set(nk, vals[i]); err != nil {
+					return err
+				}
+				if err := txn.Delete(k); err != nil {
+					return err
+				}
+			}
+			moved = len(keys)
+			return nil
+		})
+		if err != nil || moved == 0 {
+			return err
+		}
+	}
 }

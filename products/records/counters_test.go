@@ -72,7 +72,67 @@ func TestStripeKeysStayApart(t *testing.T) {
 	if writeStripe < 0 || writeStripe >= stripes {
 		t.Errorf("writeStripe = %d, want one of the %d stripes", writeStripe, stripes)
 	}
-	if got := string(stripeKey(3, countKey("p", "c"))); got != "records/d/3/n/p/c" {
+	if got := string(stripeKey(3, countKey("p", "c"))); got != "records/s/3/n/p/c" {
 		t.Errorf("stripeKey = %q", got)
+	}
+}
+
+// TestMoveStripes: stripes an earlier build kept below records/d/ move to stripeRoot, in
+// batches, and a document record of a project named like a stripe stays where it is.
+func TestMoveStripes(t *testing.T) {
+	t.Parallel()
+	db, err := storetest.Open(t, store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	eight := binary.BigEndian.AppendUint64(nil, 2)
+	doc := []byte(`{"published":true}`)
+	err = db.Update(ctx, func(txn *store.Txn) error {
+		for i := range 300 {
+			if err := txn.Set([]byte(fmt.Sprintf("records/d/%d/n/p/c%03d", i%stripes, i)), eight); err != nil {
+				return err
+			}
+		}
+		return txn.Set([]byte("records/d/3/n/post-1"), doc)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{db: db}
+	for range 2 { // a second run finds nothing to move
+		if err := s.moveStripes(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = db.View(ctx, func(txn *store.Txn) error {
+		var old, moved int
+		if err := txn.Iterate(store.IterOptions{Prefix: []byte("records/d/")}, func(k, v []byte) (bool, error) {
+			old++
+			if string(k) != "records/d/3/n/post-1" {
+				t.Errorf("left behind: %s", k)
+			}
+			return true, nil
+		}); err != nil {
+			return err
+		}
+		if err := txn.Iterate(store.IterOptions{Prefix: []byte(stripeRoot)}, func(k, v []byte) (bool, error) {
+			moved++
+			return true, nil
+		}); err != nil {
+			return err
+		}
+		if old != 1 || moved != 300 {
+			t.Errorf("records/d/ holds %d, stripes %d; want 1 and 300", old, moved)
+		}
+		n, err := readCounter(txn, countKey("p", "c007"))
+		if n != 2 || err != nil {
+			t.Errorf("count after the move = %d, %v", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

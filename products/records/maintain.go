@@ -32,6 +32,9 @@ func withProblems(err error, probs []problem) error {
 // it is indexed: the service is ready. Queries by title (q) wait for it; the others do not need
 // to.
 func (s *Service) Start(ctx context.Context) error {
+	if err := s.moveStripes(ctx); err != nil {
+		return err
+	}
 	if err := s.runTasks(ctx); err != nil {
 		// The store refused: the task stays recorded for the next apply or start.
 		s.log.Error("records: collection tasks failed", "err", err)

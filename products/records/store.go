@@ -21,7 +21,7 @@ import (
 //	records/g/<project>/<collection>/<field>/<v>    -> 8-byte count of published records with
 //	                                                   value v (select, multiselect, boolean,
 //	                                                   relation and relations fields)
-//	records/d/<s>/<n or g key below records/>       -> 8-byte signed part of that count, kept
+//	records/s/<s>/<n or g key below records/>       -> 8-byte signed part of that count, kept
 //	                                                   by the writes of records whose id falls
 //	                                                   in stripe s (counters.go); a count is its
 //	                                                   key's value plus its stripes' parts

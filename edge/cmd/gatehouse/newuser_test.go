@@ -28,6 +28,7 @@ func TestHelpExitsZero(t *testing.T) {
 		{[]string{"plugins", "--help"}, []string{"plugins run MODULE", "plugins init DIR"}},
 		{[]string{"plugins", "run", "--help"}, []string{"-hook", "-input"}},
 		{[]string{"plugins", "init", "--help"}, []string{"-hook"}},
+		{[]string{"migrate", "--help"}, []string{"-from", "-to", "GATEHOUSE_STORAGE_POSTGRES_URL"}},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errOut, []string{"GATEHOUSE_ADMIN_TOKEN=never-printed"})

@@ -106,18 +106,6 @@ func Open(t testing.TB, opts store.Options) (*store.DB, error) {
 	return db, nil
 }
 
-// New opens a store for t on the backend under test, closed when t ends; badger lives in a
-// temporary folder.
-func New(t testing.TB) *store.DB {
-	t.Helper()
-	db, err := Open(t, store.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
 // Main runs a package's tests and stops the private PostgreSQL server after them (when the
 // tests started one).
 func Main(m *testing.M) { pgtest.Main(m) }
