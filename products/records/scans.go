@@ -108,17 +108,21 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 	if ok {
 		var recs []*record
 		var tuples []tuple
-		for _, id := range ids {
-			r, err := rd.get(p.sch.Project, p.sch.Name, id)
+		for len(ids) > 0 {
+			n := min(len(ids), getBatch)
+			page, err := rd.getAll(p.sch.Project, p.sch.Name, ids[:n])
 			if err != nil {
 				return nil, err
 			}
-			t, ok := p.candidate(r)
-			if !ok {
-				continue
+			ids = ids[n:]
+			for _, r := range page {
+				t, ok := p.candidate(r)
+				if !ok {
+					continue
+				}
+				recs = append(recs, r)
+				tuples = append(tuples, t)
 			}
-			recs = append(recs, r)
-			tuples = append(tuples, t)
 		}
 		return topK(p, recs, tuples, want), nil
 	}
@@ -183,17 +187,27 @@ func (s *Service) collectByTitle(rd *recReader, p *plan, want int) ([]*record, e
 		if err != nil {
 			return nil, err
 		}
-		for _, h := range hits {
-			r, err := rd.get(p.sch.Project, p.sch.Name, h.ID)
+		// The hits are read want-len(recs) at a time: as many records as one get per hit
+		// until want match would read, in fewer round trips (getAll).
+		for rest := hits; len(rest) > 0; {
+			n := min(len(rest), want-len(recs), getBatch)
+			ids := make([]string, n)
+			for i, h := range rest[:n] {
+				ids[i] = h.ID
+			}
+			rest = rest[n:]
+			page, err := rd.getAll(p.sch.Project, p.sch.Name, ids)
 			if err != nil {
 				return nil, err
 			}
-			t, ok := p.candidate(r)
-			if !ok {
-				continue
+			for _, r := range page {
+				t, ok := p.candidate(r)
+				if !ok {
+					continue
+				}
+				recs = append(recs, r)
+				tuples = append(tuples, t)
 			}
-			recs = append(recs, r)
-			tuples = append(tuples, t)
 			if len(recs) >= want {
 				return topK(p, recs, tuples, want), nil
 			}
@@ -310,6 +324,18 @@ func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want i
 	txn := rd.txn
 	k := p.sort[0]
 	var out []*record
+	// Records read by id (member walks, index walks) are queued in pr and read a page at a
+	// time; take adds the matching ones to out.
+	pr := &pageReads{rd: rd, project: p.sch.Project, coll: p.sch.Name}
+	take := func() error {
+		recs, err := pr.flush()
+		for _, r := range recs {
+			if r != nil && p.match(r) {
+				out = append(out, r)
+			}
+		}
+		return err
+	}
 	if k.Field == fieldID {
 		prefix := recPrefix(p.sch.Project, p.sch.Name)
 		var start []byte
@@ -324,16 +350,19 @@ func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want i
 			if p.after != nil && id == p.after.id {
 				return true, nil
 			}
-			var r *record
-			var err error
 			if member != nil {
 				if _, in := member[id]; !in {
 					return true, nil
 				}
-				r, err = rd.get(p.sch.Project, p.sch.Name, id)
-			} else {
-				r, err = decodeRecord(id, v)
+				if !pr.add(id, want-len(out)) {
+					return ctx.Err() == nil, ctx.Err()
+				}
+				if err := take(); err != nil {
+					return false, err
+				}
+				return len(out) < want && ctx.Err() == nil, ctx.Err()
 			}
+			r, err := decodeRecord(id, v)
 			if err != nil {
 				return false, err
 			}
@@ -342,6 +371,9 @@ func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want i
 			}
 			return len(out) < want && ctx.Err() == nil, ctx.Err()
 		})
+		if err == nil {
+			err = take() // the ids queued when the walk ended
+		}
 		return out, err
 	}
 	if p.lead != nil {
@@ -358,15 +390,17 @@ func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want i
 				return true, nil
 			}
 		}
-		r, err := rd.get(p.sch.Project, p.sch.Name, id)
-		if err != nil {
-			return false, err
+		if !pr.add(id, want-len(out)) {
+			return ctx.Err() == nil, ctx.Err()
 		}
-		if r != nil && p.match(r) {
-			out = append(out, r)
+		if err := take(); err != nil {
+			return false, err
 		}
 		return len(out) < want && ctx.Err() == nil, ctx.Err()
 	})
+	if err == nil {
+		err = take() // the ids queued when the walk ended
+	}
 	return out, err
 }
 

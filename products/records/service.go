@@ -266,6 +266,12 @@ func (rd *recReader) getShared(k, id string, keep bool) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return rd.sharedRecord(k, id, raw, keep)
+}
+
+// sharedRecord is the record stored at k as raw, the cached decoding when it was decoded from
+// the same bytes (getShared, getAll).
+func (rd *recReader) sharedRecord(k, id string, raw []byte, keep bool) (*record, error) {
 	if r, ok := rd.s.hot.Peek(k); ok && bytes.Equal(r.raw, raw) {
 		if keep {
 			rd.s.hot.Get(k) // mark it recently used
