@@ -5,7 +5,7 @@
 BENCH_TARGETS += bench-scale-out
 
 .PHONY: bench-scale-out
-bench-scale-out: ## scale-out: records mixes (SCALE_MIXES="a b") and durable creates/s on badger, 1 node and 3 nodes on PostgreSQL, at RECORDS_N records (SCALE_DURATION, SCALE_CONNS per node)
+bench-scale-out: test-deps-postgres test-deps-redis ## scale-out: records mixes (SCALE_MIXES="a b") and durable creates/s on badger, 1 node and 3 nodes on PostgreSQL, at RECORDS_N records (SCALE_DURATION, SCALE_CONNS per node)
 	@dir="$(or $(RECORDS_DIR),$(CURDIR)/.bench/records-$(RECORDS_N))"; \
 	test -d "$$dir/db" || $(GO) run ./products/records/cmd/recordsbench -n $(RECORDS_N) -dir "$$dir" -only none -duration 1s; \
 	edge/cmd/gatehouse/bench/scale-out.sh "$$dir" $(RECORDS_N)

@@ -86,54 +86,66 @@ func writeKVList(w io.Writer, list *pb.KVList) error {
 	return err
 }
 
-// load reads a backup stream (either backend's) into the table through a Batch: the newest
-// entry of each key, unless it is a deletion or expired.
+// load reads a backup stream (either backend's) into the table through a Batch.
 func (e *pgEngine) load(r io.Reader) error {
-	br := bufio.NewReaderSize(r, 1<<20)
 	b := e.newBatch()
 	defer b.cancel()
+	err := scanBackup(r, func(key, val []byte, del bool) error {
+		if del {
+			return b.delete(key)
+		}
+		return b.set(key, val)
+	})
+	if err == nil {
+		err = b.flush()
+	}
+	if err == nil {
+		err = e.sync()
+	}
+	if err != nil {
+		return fmt.Errorf("store: load a backup: %w", err)
+	}
+	return nil
+}
+
+// scanBackup reads a backup stream and calls fn with the newest entry of each key: its value,
+// or del for a deletion or an expired entry.
+func scanBackup(r io.Reader, fn func(key, val []byte, del bool) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
 	now := uint64(time.Now().Unix())
 	var last []byte
 	for {
 		var sz uint64
 		if err := binary.Read(br, binary.LittleEndian, &sz); err != nil {
 			if errors.Is(err, io.EOF) {
-				break
+				return nil
 			}
-			return fmt.Errorf("store: load a backup: %w", err)
+			return err
 		}
 		if sz > backupMaxList {
-			return fmt.Errorf("store: load a backup: a list of %d bytes: not a backup stream", sz)
+			return fmt.Errorf("a list of %d bytes: not a backup stream", sz)
 		}
-		buf := make([]byte, sz)
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return fmt.Errorf("store: load a backup: %w", err)
+		// Read, not allocate, the announced size: a damaged length costs what the stream holds.
+		buf, err := io.ReadAll(io.LimitReader(br, int64(sz)))
+		if err != nil {
+			return err
+		}
+		if uint64(len(buf)) != sz {
+			return io.ErrUnexpectedEOF
 		}
 		list := &pb.KVList{}
 		if err := proto.Unmarshal(buf, list); err != nil {
-			return fmt.Errorf("store: load a backup: %w", err)
+			return err
 		}
 		for _, kv := range list.Kv {
 			if kv.StreamDone || bytes.Equal(kv.Key, last) {
-				continue // an older version of the key just written
+				continue // an older version of the key just seen
 			}
 			last = kv.Key
-			var err error
-			if (len(kv.Meta) > 0 && kv.Meta[0]&backupBitDelete != 0) || (kv.ExpiresAt != 0 && kv.ExpiresAt <= now) {
-				err = b.delete(kv.Key)
-			} else {
-				err = b.set(kv.Key, kv.Value)
-			}
-			if err != nil {
-				return fmt.Errorf("store: load a backup: %w", err)
+			del := (len(kv.Meta) > 0 && kv.Meta[0]&backupBitDelete != 0) || (kv.ExpiresAt != 0 && kv.ExpiresAt <= now)
+			if err := fn(kv.Key, kv.Value, del); err != nil {
+				return err
 			}
 		}
 	}
-	if err := b.flush(); err != nil {
-		return fmt.Errorf("store: load a backup: %w", err)
-	}
-	if err := e.sync(); err != nil {
-		return fmt.Errorf("store: load a backup: %w", err)
-	}
-	return nil
 }
