@@ -148,7 +148,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if rdb != nil {
 		defer rdb.Close()
 	}
-	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg, cursors: cursors, blobs: blobs, redis: rdb})
+	node, err := nodeID(cfg.Data)
+	if err != nil {
+		return err
+	}
+	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg, cursors: cursors, blobs: blobs, redis: rdb, node: node})
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,9 @@ type deps struct {
 	hooks *webhooks.Service
 	// redis is the client of redis.url (nil without one): shared limits, the change feed.
 	redis *redis.Client
+	// node is this node's id among the nodes sharing the database (nodeID; "" for a random
+	// one): the holder of its email and webhook leases.
+	node string
 }
 
 // component is a product's background part: started after the server listens, stopped on shutdown.

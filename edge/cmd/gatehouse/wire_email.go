@@ -52,7 +52,7 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 	}
 	// On a shared database other nodes deliver too: the worker then requeues only its own leases.
 	w := email.NewWorker(email.WorkerOptions{Service: svc, Transport: tr, Concurrency: d.cfg.Email.Concurrency, Log: d.log,
-		Shared: d.db.Backend() == store.BackendPostgres})
+		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node})
 	a.products = append(a.products, email.NewAPI(svc, d.auth, d.cursors))
 	a.components = append(a.components, w)
 	a.closers = append(a.closers, func(context.Context) error { return svc.Close() })

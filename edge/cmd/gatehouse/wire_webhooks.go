@@ -22,7 +22,7 @@ func (a *assembly) addWebhooks(_ context.Context, d deps) (*webhooks.Service, er
 	a.admin = append(a.admin, webhooks.NewAPI(svc, d.cursors))
 	a.components = append(a.components, svc.NewWorker(webhooks.WorkerOptions{
 		PollInterval: d.cfg.Webhooks.PollInterval.D(), BaseBackoff: d.cfg.Webhooks.BaseBackoff.D(),
-		Shared: d.db.Backend() == store.BackendPostgres}))
+		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node}))
 	return svc, nil
 }
 
