@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/edge/backup"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
@@ -24,7 +25,8 @@ var migrateSynopsis = strings.Trim(`
 Copies the embedded store of a stopped node (DATA_DIR/db) into an empty shared database, the
 way from one node to many (storage.backend postgres). Every key is copied in one pass over a
 consistent read of the source, then the target is counted again and compared; the counts per
-product are printed. A target that holds anything is refused and left as it is. The files of
+product are printed. A target that holds anything is refused and left as it is; a copy that
+fails midway deletes what it wrote, so it can be run again. The files of
 DATA_DIR/blobs are not copied: put them where the nodes read blobs (files.backend s3, or a
 shared folder with files.local_shared). This is not the layout move of an upgrade, which
 serve does by itself at start.`, "\n")
@@ -64,6 +66,10 @@ func migrateCmd(ctx context.Context, args []string, stdout io.Writer, env []stri
 	}
 	defer dst.Close()
 	n, err := copyStore(ctx, src, dst)
+	if err != nil && !errors.Is(err, errTargetNotEmpty) {
+		// A copy cut short leaves the target empty again, so the migration can be rerun.
+		err = errors.Join(err, backup.Clear(context.Background(), dst))
+	}
 	if err != nil {
 		return fmt.Errorf("migrate to %s: %w", config.RedactURL(*to), err)
 	}

@@ -6,8 +6,10 @@
 #   pg1      one node on a private PostgreSQL holding the same data (gatehouse migrate),
 #   pg3      three nodes on that PostgreSQL and a private Redis, wrk against each node at once,
 # the records read mixes (SCALE_MIXES, default "a b": filter+sort and q) and durable record
-# creates through the admin API, SCALE_DURATION (10s) each, SCALE_CONNS (16) connections per
-# node. Prints req/s, p50, p99 and non-2xx per run, then the ratios pg1/badger and pg3/pg1.
+# creates through the admin API, SCALE_DURATION (10s, in seconds) each, SCALE_CONNS (16)
+# connections per node. Prints req/s, p50, p99 and non-2xx per run with what each request cost
+# the shared pieces (PostgreSQL transactions and table scans, Redis commands, connections),
+# what the nodes cost them idle, then the ratios pg1/badger and pg3/pg1.
 # PostgreSQL (Debian's postgresql, /usr/lib/postgresql/*/bin) and redis-server run privately in
 # temporary folders on free loopback ports and are stopped at the end.
 set -euo pipefail
