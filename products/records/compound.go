@@ -240,6 +240,36 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 			o.After = fields.Entry(prefix, p.after.vals[0], p.after.id)
 		}
 		got := 0
+		// The entries to check are queued (pr, with their sort values in encs) and their
+		// records read a page at a time (getAll); take checks them in walk order.
+		pr := &pageReads{rd: rd, project: p.sch.Project, coll: p.sch.Name}
+		var encs [][]byte
+		take := func() error {
+			page, err := pr.flush()
+			queued := encs
+			encs = encs[:0]
+			if err != nil {
+				return err
+			}
+			for i, r := range page {
+				if r == nil || !p.match(r) {
+					continue
+				}
+				if lv := r.values(p.lead.Field); len(lv) != 1 || !bytes.Equal(lv[0], v) {
+					continue
+				}
+				enc := queued[i]
+				if sv := r.values(k.Field); len(sv) > 0 && !bytes.Equal(sv[0], enc) || len(sv) == 0 && enc[0] != fields.TagNull {
+					continue
+				}
+				recs = append(recs, r)
+				if len(vals) > 1 {
+					tuples = append(tuples, p.tupleOf(r))
+				}
+				got++
+			}
+			return nil
+		}
 		err := fields.ScanBytes(rd.txn, prefix, o, func(enc, id []byte) (bool, error) {
 			if bound != nil && entryAfter(enc, id, *bound, k.Desc) {
 				return false, nil
@@ -249,26 +279,18 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 					return true, nil
 				}
 			}
-			r, err := rd.get(p.sch.Project, p.sch.Name, string(id))
-			if err != nil {
+			encs = append(encs, bytes.Clone(enc))
+			if !pr.add(string(id), want-got) {
+				return ctx.Err() == nil, ctx.Err()
+			}
+			if err := take(); err != nil {
 				return false, err
 			}
-			if r == nil || !p.match(r) {
-				return true, nil
-			}
-			if lv := r.values(p.lead.Field); len(lv) != 1 || !bytes.Equal(lv[0], v) {
-				return true, nil
-			}
-			if sv := r.values(k.Field); len(sv) > 0 && !bytes.Equal(sv[0], enc) || len(sv) == 0 && enc[0] != fields.TagNull {
-				return true, nil
-			}
-			recs = append(recs, r)
-			if len(vals) > 1 {
-				tuples = append(tuples, p.tupleOf(r))
-			}
-			got++
 			return got < want && ctx.Err() == nil, ctx.Err()
 		})
+		if err == nil {
+			err = take() // the entries queued when the walk ended
+		}
 		if err != nil {
 			return nil, err
 		}
