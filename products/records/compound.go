@@ -240,14 +240,15 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 			o.After = fields.Entry(prefix, p.after.vals[0], p.after.id)
 		}
 		got := 0
-		// The entries to check are queued (pr, with their sort values in encs) and their
-		// records read a page at a time (getAll); take checks them in walk order.
+		// The entries to check are queued (pr, with their sort values one after the other in
+		// encs, each ending at encEnd[i]) and their records read a page at a time (getAll);
+		// take checks them in walk order.
 		pr := &pageReads{rd: rd, project: p.sch.Project, coll: p.sch.Name}
-		var encs [][]byte
+		var encs []byte
+		var encEnd []int
 		take := func() error {
 			page, err := pr.flush()
-			queued := encs
-			encs = encs[:0]
+			defer func() { encs, encEnd = encs[:0], encEnd[:0] }()
 			if err != nil {
 				return err
 			}
@@ -258,7 +259,10 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 				if lv := r.values(p.lead.Field); len(lv) != 1 || !bytes.Equal(lv[0], v) {
 					continue
 				}
-				enc := queued[i]
+				enc := encs[:encEnd[i]]
+				if i > 0 {
+					enc = encs[encEnd[i-1]:encEnd[i]]
+				}
 				if sv := r.values(k.Field); len(sv) > 0 && !bytes.Equal(sv[0], enc) || len(sv) == 0 && enc[0] != fields.TagNull {
 					continue
 				}
@@ -279,7 +283,8 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 					return true, nil
 				}
 			}
-			encs = append(encs, bytes.Clone(enc))
+			encs = append(encs, enc...)
+			encEnd = append(encEnd, len(encs))
 			if !pr.add(string(id), want-got) {
 				return ctx.Err() == nil, ctx.Err()
 			}
