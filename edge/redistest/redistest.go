@@ -18,8 +18,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,11 +112,25 @@ func (s *Server) launch(bin string) error {
 	s.log.Reset()
 	cmd.Stdout, cmd.Stderr = &lockedWriter{s}, &lockedWriter{s}
 	s.mu.Unlock()
-	if err := cmd.Start(); err != nil {
+	// Pdeathsig kills the server when the thread that started it ends, so a test binary that
+	// dies (a timeout's panic, SIGKILL) leaves no redis-server behind; the thread is kept for
+	// the server's lifetime.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	exited := make(chan struct{})
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	if err := <-started; err != nil {
 		return err
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
 	s.mu.Lock()
 	s.cmd, s.exited = cmd, exited
 	s.mu.Unlock()
