@@ -193,3 +193,47 @@ func TestPostgresServerRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestPingFollowsTheServer: Ping (a node's readiness check) fails while the database server is
+// down and succeeds again once it is back, after the pool has dropped the connections the
+// shutdown closed (one failed Ping each at most).
+func TestPingFollowsTheServer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	srv, err := pgtest.Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Stop() }()
+	u, err := srv.CreateDatabase(ctx, "ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(Options{Backend: BackendPostgres, PostgresURL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Ping(ctx); err != nil {
+		t.Fatalf("Ping with the server up = %v", err)
+	}
+	srv.Stop() // a clean shutdown: the server has closed every connection when Stop returns
+	for i := 0; i <= DefaultPostgresConns; i++ {
+		if err := db.Ping(ctx); err == nil {
+			t.Fatal("Ping with the server down succeeded")
+		}
+	}
+	if srv, err = pgtest.Start(dir); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		err := db.Ping(ctx)
+		if err == nil {
+			break
+		}
+		if i > DefaultPostgresConns {
+			t.Fatalf("Ping after the server's restart = %v", err)
+		}
+	}
+}

@@ -193,6 +193,19 @@ func (db *DB) View(ctx context.Context, fn func(*Txn) error) error {
 	return db.e.view(ctx, fn)
 }
 
+// pingKey is the key Ping reads; nothing is ever stored there.
+var pingKey = []byte("\x00ping")
+
+// Ping reads one key in a read transaction: it fails while the database cannot be reached (a
+// shared database down or failing over), so a node's readiness check can take it out of its
+// load balancer's rotation. On badger it only fails on a closed store.
+func (db *DB) Ping(ctx context.Context) error {
+	return db.View(ctx, func(tx *Txn) error {
+		_, err := tx.Has(pingKey)
+		return err
+	})
+}
+
 // Update runs fn in a read-write transaction and commits its writes when fn returns nil; it
 // returns after that commit (durable with SyncWrites), or fn's error with nothing written.
 //

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -188,7 +189,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		Config: cfg, Logger: log, Registry: reg,
 		Products: app.products, Admin: append([]edge.AdminProduct{admin.NewAPI(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
 		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten),
-		Ready: app.ready,
+		Ready: func() error {
+			if err := app.ready(); err != nil {
+				return err
+			}
+			// A node whose database is unreachable is not ready either (the load balancer
+			// sends its traffic to the others).
+			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err := db.Ping(pctx); err != nil {
+				return errors.New("storage unreachable")
+			}
+			return nil
+		},
 	})
 	if err != nil {
 		return err
