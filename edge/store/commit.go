@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -62,9 +61,8 @@ type committer struct {
 	// dir is the data folder, for the syncer's view of badger's write-ahead logs.
 	dir  string
 	sync bool
-	in   chan *op
-	quit chan struct{}
-	done chan struct{}
+	// opQueue hands the Updates over (opqueue.go).
+	opQueue
 	// unsynced are committed ops waiting for the syncer (under smu, signalled by scond);
 	// syncClosed tells it to stop once they are answered.
 	smu        sync.Mutex
@@ -74,9 +72,6 @@ type committer struct {
 	syncDone   chan struct{}
 	// wal guards the syncer's memory of the write-ahead logs (see syncAll).
 	wal walState
-	// mu orders Close after every hand-over in flight: callers hold it shared.
-	mu     sync.RWMutex
-	closed bool
 	// maxCount and maxSize are the transaction limits the batch stays under.
 	maxCount, maxSize int64
 	// commits counts transactions committed, ops the Updates they held, syncs the fsyncs
@@ -85,74 +80,20 @@ type committer struct {
 }
 
 func newCommitter(bdb *badger.DB, dir string, durable bool) *committer {
-	c := &committer{bdb: bdb, dir: dir, sync: durable, in: make(chan *op, queueCap), quit: make(chan struct{}),
-		done: make(chan struct{}), syncDone: make(chan struct{}), maxCount: bdb.MaxBatchCount(), maxSize: bdb.MaxBatchSize()}
+	c := &committer{bdb: bdb, dir: dir, sync: durable, syncDone: make(chan struct{}),
+		maxCount: bdb.MaxBatchCount(), maxSize: bdb.MaxBatchSize()}
+	c.opQueue.init()
 	c.scond = sync.NewCond(&c.smu)
 	return c
 }
 
 // start runs the commit loop and, with SyncWrites, the syncer.
 func (c *committer) start() {
-	go c.loop()
+	go c.loop(c.run)
 	if c.sync {
 		go c.syncLoop()
 	} else {
 		close(c.syncDone)
-	}
-}
-
-// submit queues fn and waits for its verdict. Once queued, fn runs and the caller waits for
-// the commit even if ctx ends, so an acknowledged write is never reported as failed.
-func (c *committer) submit(ctx context.Context, fn func(*Txn) error) error {
-	o := &op{fn: fn, done: make(chan struct{})}
-	c.mu.RLock()
-	if c.closed {
-		c.mu.RUnlock()
-		return ErrClosed
-	}
-	select {
-	case c.in <- o:
-		c.mu.RUnlock()
-	case <-ctx.Done():
-		c.mu.RUnlock()
-		return ctx.Err()
-	}
-	<-o.done
-	if o.panicked != nil {
-		panic(o.panicked)
-	}
-	return o.err
-}
-
-// loop gathers what is queued (at most maxOps) while a commit runs and commits it together.
-func (c *committer) loop() {
-	defer close(c.done)
-	batch := make([]*op, 0, maxOps)
-	for {
-		select {
-		case o := <-c.in:
-			batch = append(batch[:0], o)
-		case <-c.quit:
-			// No hand-over happens after quit: drain what is queued, then stop.
-			for {
-				select {
-				case o := <-c.in:
-					c.run([]*op{o})
-				default:
-					return
-				}
-			}
-		}
-	gather:
-		for len(batch) < maxOps {
-			select {
-			case o := <-c.in:
-				batch = append(batch, o)
-			default:
-				break gather
-			}
-		}
-		c.run(batch)
 	}
 }
 
@@ -284,13 +225,7 @@ func (c *committer) try(ops []*op) (int, error) {
 
 // close stops the committer after everything queued is committed (and synced).
 func (c *committer) close() {
-	c.mu.Lock()
-	if !c.closed {
-		c.closed = true
-		close(c.quit)
-	}
-	c.mu.Unlock()
-	<-c.done
+	c.stop()
 	c.smu.Lock()
 	c.syncClosed = true
 	c.smu.Unlock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,84 +21,19 @@ import (
 // on badger. Transactions of other nodes (or a Batch) can still make the group's commit fail
 // with a serialization failure: the whole group then runs again after a backoff.
 type pgCommitter struct {
-	e    *pgEngine
-	in   chan *op
-	quit chan struct{}
-	done chan struct{}
-	// mu orders close after every hand-over in flight: callers hold it shared.
-	mu     sync.RWMutex
-	closed bool
+	e *pgEngine
+	// opQueue hands the Updates over (opqueue.go).
+	opQueue
 }
 
 func newPGCommitter(e *pgEngine) *pgCommitter {
-	return &pgCommitter{e: e, in: make(chan *op, queueCap), quit: make(chan struct{}), done: make(chan struct{})}
-}
-
-// submit queues fn and waits for its verdict. Once queued, fn runs and the caller waits for
-// the commit even if ctx ends, so an acknowledged write is never reported as failed.
-func (c *pgCommitter) submit(ctx context.Context, fn func(*Txn) error) error {
-	o := &op{fn: fn, done: make(chan struct{})}
-	c.mu.RLock()
-	if c.closed {
-		c.mu.RUnlock()
-		return ErrClosed
-	}
-	select {
-	case c.in <- o:
-		c.mu.RUnlock()
-	case <-ctx.Done():
-		c.mu.RUnlock()
-		return ctx.Err()
-	}
-	<-o.done
-	if o.panicked != nil {
-		panic(o.panicked)
-	}
-	return o.err
-}
-
-// loop gathers what is queued (at most maxOps) while a group commits and runs it together.
-func (c *pgCommitter) loop() {
-	defer close(c.done)
-	batch := make([]*op, 0, maxOps)
-	for {
-		select {
-		case o := <-c.in:
-			batch = append(batch[:0], o)
-		case <-c.quit:
-			// No hand-over happens after quit: drain what is queued, then stop.
-			for {
-				select {
-				case o := <-c.in:
-					c.run([]*op{o})
-				default:
-					return
-				}
-			}
-		}
-	gather:
-		for len(batch) < maxOps {
-			select {
-			case o := <-c.in:
-				batch = append(batch, o)
-			default:
-				break gather
-			}
-		}
-		c.run(batch)
-	}
+	c := &pgCommitter{e: e}
+	c.opQueue.init()
+	return c
 }
 
 // close stops the committer after everything queued is committed.
-func (c *pgCommitter) close() {
-	c.mu.Lock()
-	if !c.closed {
-		c.closed = true
-		close(c.quit)
-	}
-	c.mu.Unlock()
-	<-c.done
-}
+func (c *pgCommitter) close() { c.stop() }
 
 // run commits batch in as few transactions as its size allows and answers every op.
 func (c *pgCommitter) run(batch []*op) {

@@ -98,7 +98,7 @@ func openPostgres(opts Options) (*pgEngine, error) {
 		return nil, err
 	}
 	e.c = newPGCommitter(e)
-	go e.c.loop()
+	go e.c.loop(e.c.run)
 	return e, nil
 }
 
