@@ -171,6 +171,15 @@ func (c *pgCommitter) try(ops []*op) (int, error) {
 		}
 	}
 	if err := t.commit(group); err != nil {
+		var bf *beginFailed
+		if errors.As(err, &bf) && connLost(t.conn, err) {
+			// The BEGIN went with the writes and the COMMIT, and the server had closed the
+			// connection before it (a restarted server's FATAL): nothing was committed. Run
+			// the group again on a fresh connection, dropping the pool's other idle ones,
+			// which the same event closed.
+			t.pool.Reset()
+			return 0, fmt.Errorf("%w: %w", errConnLost, err)
+		}
 		var pe *pgconn.PgError
 		if !retryable(err) && !errors.As(err, &pe) {
 			return n, &commitUnknown{err: err}

@@ -53,9 +53,13 @@ func (t *pgTxn) release() {
 
 // reconnect swaps a connection that failed before the transaction began (one the server
 // closed while it sat in the pool, a restarted server) for another.
+//
+// The pool's other idle connections are closed too: what broke this one (a server restart, a
+// failover, a network cut) most likely broke them, and each would otherwise fail one call more.
 func (t *pgTxn) reconnect() error {
 	t.pc.Release() // the pool drops a closed connection
 	t.pc = nil
+	t.pool.Reset()
 	pc, err := t.pool.Acquire(t.ctx)
 	if err != nil {
 		return err
@@ -65,9 +69,15 @@ func (t *pgTxn) reconnect() error {
 }
 
 // connLost reports a failure of the connection itself rather than of a statement.
+// A FATAL error the server sent as it closed counts (a restarted server's backends end their
+// connections with 57P01 "terminating connection due to unexpected postmaster exit", which the
+// pool's idle connections hold until they are next used).
 func connLost(conn *pgx.Conn, err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || !conn.IsClosed() {
+		return false
+	}
 	var pe *pgconn.PgError
-	return !errors.As(err, &pe) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && conn.IsClosed()
+	return !errors.As(err, &pe) || pe.Severity == "FATAL"
 }
 
 // query runs sql and hands each row to scan, beginning the transaction first if needed. The
@@ -182,8 +192,19 @@ func (t *pgTxn) commit(st *stage) error {
 		b.Queue(pgDelete, dels)
 	}
 	b.Queue("COMMIT")
+	sendsBegin := !t.began
 	t.began = true // from here on, the connection may be in a transaction either way
-	if err := t.conn.SendBatch(t.ctx, b).Close(); err != nil {
+	br := t.conn.SendBatch(t.ctx, b)
+	if sendsBegin {
+		// The BEGIN's own answer: a connection the server had closed before it (a restarted
+		// server's FATAL waiting in the socket) ran nothing of the batch.
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			t.rollback()
+			return &beginFailed{err: fmt.Errorf("store: postgres commit: %w", err)}
+		}
+	}
+	if err := br.Close(); err != nil {
 		t.rollback()
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "54000" {
@@ -194,6 +215,12 @@ func (t *pgTxn) commit(st *stage) error {
 	t.began = false
 	return nil
 }
+
+// beginFailed reports a commit batch whose BEGIN failed: nothing of it ran.
+type beginFailed struct{ err error }
+
+func (b *beginFailed) Error() string { return b.err.Error() }
+func (b *beginFailed) Unwrap() error { return b.err }
 
 // rollback ends the transaction if one is open, so the connection goes back to the pool
 // clean; a connection where even that fails is closed (the pool then drops it).

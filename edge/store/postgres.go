@@ -221,11 +221,14 @@ func retryable(err error) bool {
 	if err == nil {
 		return false
 	}
+	if errors.Is(err, errConnLost) { // it may wrap the server's FATAL (connLost)
+		return true
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return pe.Code == "40001" || pe.Code == "40P01"
 	}
-	return errors.Is(err, errConnLost) || pgconn.SafeToRetry(err)
+	return pgconn.SafeToRetry(err)
 }
 
 // errConnLost marks a connection lost before the transaction's COMMIT was sent: the
