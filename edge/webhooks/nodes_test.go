@@ -74,6 +74,37 @@ func (c *counter) await(t *testing.T) {
 	}
 }
 
+// awaitSettled waits until no delivery is queued or leased any more (every attempt's outcome
+// recorded).
+func awaitSettled(t *testing.T, db *store.DB) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		busy := false
+		err := db.View(context.Background(), func(txn *store.Txn) error {
+			for _, p := range []string{"webhooks/q/", "webhooks/l/"} {
+				if err := txn.Iterate(store.IterOptions{Prefix: []byte(p), KeysOnly: true}, func(_, _ []byte) (bool, error) {
+					busy = true
+					return false, nil
+				}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("deliveries still queued or leased after every one reached the receiver")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // hookNode is one gateway's webhooks over a shared store.
 type hookNode struct {
 	svc *webhooks.Service
@@ -143,6 +174,10 @@ func TestNodesDeliverEachWebhookOnce(t *testing.T) {
 				emitOn(t, db, nodes[i%2].svc, evs...)
 			}
 			c.await(t)
+			// Every outcome recorded before the workers stop: a worker stopped between the
+			// receiver's answer and its record releases the delivery, and the other node sends
+			// it again (at-least-once), which is not what this test is about.
+			awaitSettled(t, db)
 			for _, n := range nodes {
 				_ = n.w.Stop(context.Background()) // an attempt sent twice has reached the receiver by now
 			}
