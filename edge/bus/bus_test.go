@@ -12,6 +12,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/bus"
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/redistest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/store/pgtest"
@@ -143,13 +144,11 @@ func sharedStores(t *testing.T, backend string) (a, b *store.DB) {
 	return db, db
 }
 
-var backends = []string{store.BackendBadger, store.BackendPostgres}
-
 // A key revoked through node A is refused by node B's key lookup, which had it cached: the
 // event reaches B over Redis and B's listeners purge the cache. A hears nothing of its own.
 func TestKeyRevokedOnOneNodeIsRefusedOnTheOther(t *testing.T) {
 	srv := redistest.Start(t)
-	for _, backend := range backends {
+	for _, backend := range storetest.Backends() {
 		t.Run(backend, func(t *testing.T) {
 			dbA, dbB := sharedStores(t, backend)
 			channel := redistest.Name("changes")
@@ -237,7 +236,7 @@ func TestMissedMessagesArriveThroughTheJournal(t *testing.T) {
 // Without Redis at all the bus runs on the journal alone (a deployment on PostgreSQL without
 // redis.url): the change still reaches the other node.
 func TestJournalAloneWithoutRedis(t *testing.T) {
-	for _, backend := range backends {
+	for _, backend := range storetest.Backends() {
 		t.Run(backend, func(t *testing.T) {
 			dbA, dbB := sharedStores(t, backend)
 			a := newNode(t, "A", dbA, nil, "")
@@ -265,7 +264,7 @@ func TestJournalAloneWithoutRedis(t *testing.T) {
 // Changes made on both nodes at once reach the other node each exactly once, in journal order.
 func TestConcurrentChangesOnBothNodes(t *testing.T) {
 	srv := redistest.Start(t)
-	for _, backend := range backends {
+	for _, backend := range storetest.Backends() {
 		t.Run(backend, func(t *testing.T) { concurrentChanges(t, srv, backend) })
 	}
 }

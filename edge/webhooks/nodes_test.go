@@ -8,36 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/store/pgtest"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
 )
-
-// backends are the stores the multi-node tests run on: each opens one database that the
-// test's "nodes" (services and workers in this process) share.
-var backends = []struct {
-	name string
-	open func(t *testing.T) *store.DB
-}{
-	{"badger", func(t *testing.T) *store.DB {
-		db, err := store.Open(store.Options{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}},
-	{"postgres", func(t *testing.T) *store.DB {
-		db, err := store.Open(store.Options{Backend: store.BackendPostgres, PostgresURL: pgtest.URL(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}},
-}
 
 // counter is a receiver that answers 200 and counts the requests per webhook-id.
 type counter struct {
@@ -155,9 +131,9 @@ func emitOn(t *testing.T, db *store.DB, svc *webhooks.Service, evs ...webhooks.E
 // delivery reaches the receiver exactly once.
 func TestNodesDeliverEachWebhookOnce(t *testing.T) {
 	const batches, per = 20, 10
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			db := b.open(t)
+	for _, b := range storetest.Backends() {
+		t.Run(b, func(t *testing.T) {
+			db := storetest.OpenBackend(t, b)
 			c, url := newCounter(t, batches*per)
 			nodes := []*hookNode{
 				newHookNode(t, db, "a", doc(url, secret, "form.submitted"), nil, 0),
@@ -196,9 +172,9 @@ func TestNodesDeliverEachWebhookOnce(t *testing.T) {
 // not before, and delivers each once.
 func TestExpiredWebhookLeaseTakenOver(t *testing.T) {
 	const n, ttl = 5, time.Minute
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			db := b.open(t)
+	for _, b := range storetest.Backends() {
+		t.Run(b, func(t *testing.T) {
+			db := storetest.OpenBackend(t, b)
 			c, url := newCounter(t, n)
 			clk := &clock{t: time.Now()}
 			dead := newHookNode(t, db, "a", doc(url, secret, "form.submitted"), clk.now, ttl)

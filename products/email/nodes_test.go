@@ -7,36 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/store/pgtest"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 	"github.com/gatehouse-dev/gatehouse/products/email/smtptest"
 )
-
-// backends are the stores the multi-node tests run on: each opens one database that the
-// test's "nodes" (services and workers in this process) share.
-var backends = []struct {
-	name string
-	open func(t *testing.T) *store.DB
-}{
-	{"badger", func(t *testing.T) *store.DB {
-		db, err := store.Open(store.Options{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}},
-	{"postgres", func(t *testing.T) *store.DB {
-		db, err := store.Open(store.Options{Backend: store.BackendPostgres, PostgresURL: pgtest.URL(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}},
-}
 
 // node is one gateway's email product over a shared store: its own tenancy service, email
 // service and (once started) worker.
@@ -132,9 +108,9 @@ func copies(t *testing.T, srv *smtptest.Server) map[string]int {
 // delivered exactly once by the two workers together.
 func TestNodesDeliverEachMessageOnce(t *testing.T) {
 	const n = 120
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			db := b.open(t)
+	for _, b := range storetest.Backends() {
+		t.Run(b, func(t *testing.T) {
+			db := storetest.OpenBackend(t, b)
 			srv := smtptest.Start(t, nil)
 			nodes := []*node{
 				newNode(t, db, "a", srv, nil, true, email.WorkerOptions{Concurrency: 4}),
@@ -188,10 +164,10 @@ func TestExpiredLeaseTakenOver(t *testing.T) {
 		{name: "sent, outcome lost", sent: true},
 		{name: "restart of the same node", sameID: true},
 	}
-	for _, b := range backends {
+	for _, b := range storetest.Backends() {
 		for _, tc := range cases {
-			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
-				db := b.open(t)
+			t.Run(b+"/"+tc.name, func(t *testing.T) {
+				db := storetest.OpenBackend(t, b)
 				srv := smtptest.Start(t, nil)
 				clk := &clock{t: time.Now()}
 				o := email.WorkerOptions{Concurrency: 2, LeaseTTL: ttl}
@@ -251,9 +227,9 @@ func TestExpiredLeaseTakenOver(t *testing.T) {
 // renewing, another node takes them.
 func TestLeaseRenewal(t *testing.T) {
 	const ttl = 30 * time.Second
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			db := b.open(t)
+	for _, b := range storetest.Backends() {
+		t.Run(b, func(t *testing.T) {
+			db := storetest.OpenBackend(t, b)
 			srv := smtptest.Start(t, nil)
 			clk := &clock{t: time.Now()}
 			o := email.WorkerOptions{LeaseTTL: ttl}

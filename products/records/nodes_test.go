@@ -11,36 +11,12 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/store/pgtest"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
-
-// backends are the stores the multi-node tests run on: each opens one database that the
-// test's "nodes" (services in this process, each with its own title index folder) share.
-var backends = []struct {
-	name string
-	open func(t *testing.T) *store.DB
-}{
-	{"badger", func(t *testing.T) *store.DB {
-		db, err := store.Open(store.Options{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}},
-	{"postgres", func(t *testing.T) *store.DB {
-		db, err := store.Open(store.Options{Backend: store.BackendPostgres, PostgresURL: pgtest.URL(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}},
-}
 
 // recNode is one gateway's records product over a shared store: its own tenancy service,
 // title index folder and records service.
@@ -147,9 +123,9 @@ func titleOf(t *testing.T, n *recNode, id string) string {
 // index resumes from its mark, and after an absence longer than the journal's retention it is
 // rebuilt (a deletion whose journal entry was pruned is not found any more).
 func TestNodesFollowTheJournal(t *testing.T) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			db := b.open(t)
+	for _, b := range storetest.Backends() {
+		t.Run(b, func(t *testing.T) {
+			db := storetest.OpenBackend(t, b)
 			var skew atomic.Int64 // the journal clock's advance, for the retention case
 			clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 			a := openNode(t, db, t.TempDir(), true, clock, time.Hour)

@@ -109,3 +109,23 @@ func Open(t testing.TB, opts store.Options) (*store.DB, error) {
 // Main runs a package's tests and stops the private PostgreSQL server after them (when the
 // tests started one).
 func Main(m *testing.M) { pgtest.Main(m) }
+
+// Backends names both backends, for the tests that run on each whatever GATEHOUSE_TEST_STORE
+// says (the multi-node tests, whose "nodes" in one process share one database).
+func Backends() []string { return []string{store.BackendBadger, store.BackendPostgres} }
+
+// OpenBackend opens a fresh store of backend (badger in a folder of t's, postgres a new
+// database of the private server), closed when t ends.
+func OpenBackend(t testing.TB, backend string) *store.DB {
+	t.Helper()
+	opts := store.Options{Dir: t.TempDir()}
+	if backend == store.BackendPostgres {
+		opts = store.Options{Backend: store.BackendPostgres, PostgresURL: pgtest.URL(t)}
+	}
+	db, err := store.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
