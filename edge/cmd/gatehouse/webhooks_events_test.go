@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,21 +44,7 @@ func TestWebhookEmailAndAssetEvents(t *testing.T) {
 	rcv.failed = true // every request answered 200
 	rcv.mu.Unlock()
 	mail := smtptest.Start(t, nil)
-	data := t.TempDir()
-	cfg := filepath.Join(data, "empty.yaml")
-	tenants := filepath.Join(data, "tenants.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(tenants, []byte(eventsDoc(rcv.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProcEnv(t, []string{
-		"GATEHOUSE_EGRESS_ALLOW_PRIVATE_NETWORKS=true",
-		"GATEHOUSE_EMAIL_TRANSPORT=smtp", "GATEHOUSE_EMAIL_SMTP_HOST=127.0.0.1",
-		"GATEHOUSE_EMAIL_SMTP_PORT=" + strconv.Itoa(mail.Port), "GATEHOUSE_EMAIL_SMTP_TLS=none",
-		"GATEHOUSE_WEBHOOKS_POLL_INTERVAL=20ms", "GATEHOUSE_WEBHOOKS_BASE_BACKOFF=20ms",
-	}, "--data", data, "--config", cfg, "--tenants", tenants)
+	p := startHooksGateway(t, mail, eventsDoc(rcv.URL))
 	const key = "sk_live_site_events"
 
 	send := func(to string) string {
@@ -185,21 +168,7 @@ func TestWebhookEmailFailed(t *testing.T) {
 	t.Parallel()
 	rcv := newHookReceiver(t)
 	mail := smtptest.StartWith(t, smtptest.Options{Users: map[string]string{"someone": "secret"}})
-	data := t.TempDir()
-	cfg := filepath.Join(data, "empty.yaml")
-	tenants := filepath.Join(data, "tenants.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(tenants, []byte(eventsDoc(rcv.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProcEnv(t, []string{
-		"GATEHOUSE_EGRESS_ALLOW_PRIVATE_NETWORKS=true",
-		"GATEHOUSE_EMAIL_TRANSPORT=smtp", "GATEHOUSE_EMAIL_SMTP_HOST=127.0.0.1",
-		"GATEHOUSE_EMAIL_SMTP_PORT=" + strconv.Itoa(mail.Port), "GATEHOUSE_EMAIL_SMTP_TLS=none",
-		"GATEHOUSE_WEBHOOKS_POLL_INTERVAL=20ms", "GATEHOUSE_WEBHOOKS_BASE_BACKOFF=20ms",
-	}, "--data", data, "--config", cfg, "--tenants", tenants)
+	p := startHooksGateway(t, mail, eventsDoc(rcv.URL))
 	code, body := do(t, "POST", p.url+"/email/notifications/send", "sk_live_site_events",
 		`{"to":{"email":"ok@example.com"},"subject":"Hello","bodyText":"Hi there"}`)
 	var rc struct{ ID string }

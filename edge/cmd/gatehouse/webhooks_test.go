@@ -156,21 +156,7 @@ func TestWebhooksAndNotifications(t *testing.T) {
 		}
 		return smtptest.Reply{}
 	})
-	data := t.TempDir()
-	cfg := filepath.Join(data, "empty.yaml")
-	tenants := filepath.Join(data, "tenants.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(tenants, []byte(hooksDoc(rcv.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProcEnv(t, []string{
-		"GATEHOUSE_EGRESS_ALLOW_PRIVATE_NETWORKS=true",
-		"GATEHOUSE_EMAIL_TRANSPORT=smtp", "GATEHOUSE_EMAIL_SMTP_HOST=127.0.0.1",
-		"GATEHOUSE_EMAIL_SMTP_PORT=" + strconv.Itoa(mail.Port), "GATEHOUSE_EMAIL_SMTP_TLS=none",
-		"GATEHOUSE_WEBHOOKS_POLL_INTERVAL=20ms", "GATEHOUSE_WEBHOOKS_BASE_BACKOFF=20ms",
-	}, "--data", data, "--config", cfg, "--tenants", tenants)
+	p := startHooksGateway(t, mail, hooksDoc(rcv.URL))
 
 	submit := func(slug, body string) (int, string) {
 		return do(t, "POST", p.url+"/forms/forms/"+slug+"/submit", "pk_live_site_web", body)
@@ -296,6 +282,33 @@ func TestWebhooksAndNotifications(t *testing.T) {
 	p.stop(t)
 }
 
+// hooksEnv is the environment of a gateway whose webhooks and email go to the test's loopback
+// receiver and SMTP server mail, polling and backing off in milliseconds.
+func hooksEnv(mail *smtptest.Server) []string {
+	return []string{
+		"GATEHOUSE_EGRESS_ALLOW_PRIVATE_NETWORKS=true",
+		"GATEHOUSE_EMAIL_TRANSPORT=smtp", "GATEHOUSE_EMAIL_SMTP_HOST=127.0.0.1",
+		"GATEHOUSE_EMAIL_SMTP_PORT=" + strconv.Itoa(mail.Port), "GATEHOUSE_EMAIL_SMTP_TLS=none",
+		"GATEHOUSE_WEBHOOKS_POLL_INTERVAL=20ms", "GATEHOUSE_WEBHOOKS_BASE_BACKOFF=20ms",
+	}
+}
+
+// startHooksGateway starts a gateway on a new data folder with an empty config file, the
+// tenants document doc and hooksEnv(mail).
+func startHooksGateway(t *testing.T, mail *smtptest.Server, doc string) *proc {
+	t.Helper()
+	data := t.TempDir()
+	cfg := filepath.Join(data, "empty.yaml")
+	tenants := filepath.Join(data, "tenants.yaml")
+	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tenants, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return startProcEnv(t, hooksEnv(mail), "--data", data, "--config", cfg, "--tenants", tenants)
+}
+
 // SIGKILL after a submission was acknowledged and before its notification and webhook were
 // delivered (the SMTP server and the receiver hold them in flight) loses neither: after the
 // restart on the same data folder both arrive.
@@ -332,12 +345,7 @@ func TestNotificationAndWebhookSurviveSIGKILL(t *testing.T) {
 		}
 		return f
 	}
-	env := []string{
-		"GATEHOUSE_EGRESS_ALLOW_PRIVATE_NETWORKS=true",
-		"GATEHOUSE_EMAIL_TRANSPORT=smtp", "GATEHOUSE_EMAIL_SMTP_HOST=127.0.0.1",
-		"GATEHOUSE_EMAIL_SMTP_PORT=" + strconv.Itoa(mail.Port), "GATEHOUSE_EMAIL_SMTP_TLS=none",
-		"GATEHOUSE_WEBHOOKS_POLL_INTERVAL=20ms", "GATEHOUSE_WEBHOOKS_BASE_BACKOFF=20ms",
-	}
+	env := hooksEnv(mail)
 	p := startProcEnv(t, env, "--data", data, "--config", cfg, "--tenants", write(holding.URL))
 	code, body := do(t, "POST", p.url+"/forms/forms/contact/submit", "pk_live_site_web", `{"data":{"name":"Kim","email":"kim@example.com"}}`)
 	if code != 201 {
