@@ -245,11 +245,11 @@ func (h *Accounts) listUsers(c *fiber.Ctx) error {
 	return c.JSON(httpx.NewList(users, ""))
 }
 
-// deleteUser answers DELETE /users/{email}. An owner may remove only users of its own org: any
-// other email (another org's user, an operator, or nobody) is 403, so nothing shows of who exists.
-func (h *Accounts) deleteUser(c *fiber.Ctx) error {
+// manages answers nil when the caller may manage the user email names: an operator any user
+// (404 when there is none); an owner only a user of its own org, any other email (another
+// org's user, an operator, or nobody) being ErrNotOwner, so nothing shows of who exists.
+func (h *Accounts) manages(c *fiber.Ctx, email string) error {
 	a := auth.AdminOf(c)
-	email := accounts.NormalizeEmail(utils.CopyString(c.Params("email")))
 	u, err := h.a.User(c.UserContext(), email)
 	if !a.Operator && (err != nil || u.Operator || !a.IsOwner(u.Org)) {
 		return ErrNotOwner
@@ -257,7 +257,14 @@ func (h *Accounts) deleteUser(c *fiber.Ctx) error {
 	if errors.Is(err, accounts.ErrNotFound) {
 		return apierr.New(404, apierr.CodeNotFound, "no such user", err)
 	}
-	if err != nil {
+	return err
+}
+
+// deleteUser answers DELETE /users/{email}. An owner may remove only users of its own org: any
+// other email (another org's user, an operator, or nobody) is 403, so nothing shows of who exists.
+func (h *Accounts) deleteUser(c *fiber.Ctx) error {
+	email := accounts.NormalizeEmail(utils.CopyString(c.Params("email")))
+	if err := h.manages(c, email); err != nil {
 		return err
 	}
 	if err := h.a.DeleteUser(c.UserContext(), email); err != nil && !errors.Is(err, accounts.ErrNotFound) {

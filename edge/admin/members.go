@@ -140,20 +140,13 @@ func (h *Accounts) setRole(c *fiber.Ctx) error {
 	if err := httpx.DecodeJSON(c, &req, apierr.CodeValidationFailed); err != nil {
 		return err
 	}
-	u, err := h.a.User(c.UserContext(), email)
-	if !a.Operator && (err != nil || u.Operator || !a.IsOwner(u.Org)) {
-		return ErrNotOwner
-	}
-	if errors.Is(err, accounts.ErrNotFound) {
-		return apierr.New(404, apierr.CodeNotFound, "no such user", err)
-	}
-	if err != nil {
+	if err := h.manages(c, email); err != nil {
 		return err
 	}
 	if email == a.Email {
 		return ErrOwnRole
 	}
-	u, err = h.a.SetRole(c.UserContext(), email, req.Role)
+	u, err := h.a.SetRole(c.UserContext(), email, req.Role)
 	var inv *accounts.InvalidError
 	if errors.As(err, &inv) {
 		return apierr.Validation(apierr.FieldProblem{Field: inv.Field, Problem: inv.Problem})
