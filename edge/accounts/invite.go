@@ -70,10 +70,16 @@ func (s *Service) CreateInvite(ctx context.Context, email, org, role, by string)
 
 // dropInvites deletes the stored invites drop selects.
 func (s *Service) dropInvites(tx *store.Txn, drop func(Invite) bool) error {
+	return deleteWhere(tx, invitePrefix, drop)
+}
+
+// deleteWhere deletes, inside tx, every entry below prefix whose value (JSON of a T) drop
+// selects, and every entry whose value does not decode.
+func deleteWhere[T any](tx *store.Txn, prefix []byte, drop func(T) bool) error {
 	var dead [][]byte
-	err := tx.Iterate(store.IterOptions{Prefix: invitePrefix}, func(k, v []byte) (bool, error) {
-		var i Invite
-		if json.Unmarshal(v, &i) != nil || drop(i) {
+	err := tx.Iterate(store.IterOptions{Prefix: prefix}, func(k, v []byte) (bool, error) {
+		var x T
+		if json.Unmarshal(v, &x) != nil || drop(x) {
 			dead = append(dead, append([]byte(nil), k...))
 		}
 		return true, nil

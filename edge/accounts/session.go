@@ -120,23 +120,7 @@ func (s *Service) open(ctx context.Context, u User, from Client, also func(tx *s
 // sweep deletes expired sessions (run at each sign-in, so ended sessions do not pile up).
 func (s *Service) sweep(tx *store.Txn) error {
 	now := s.now()
-	var dead [][]byte
-	err := tx.Iterate(store.IterOptions{Prefix: store.Prefix(root, "session")}, func(k, v []byte) (bool, error) {
-		var ss storedSession
-		if json.Unmarshal(v, &ss) != nil || !now.Before(ss.ExpiresAt) {
-			dead = append(dead, append([]byte(nil), k...))
-		}
-		return true, nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, k := range dead {
-		if err := tx.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	return deleteWhere(tx, store.Prefix(root, "session"), func(ss storedSession) bool { return !now.Before(ss.ExpiresAt) })
 }
 
 // Session returns the open session of token with its user as stored now (a deleted user's
