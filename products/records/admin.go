@@ -55,18 +55,11 @@ func (s *Service) AdminList(ctx context.Context, q AdminQuery) (Page, error) {
 	if q.Limit <= 0 {
 		q.Limit = 25
 	}
-	p := &plan{criteria: c, access: stream, limit: q.Limit}
-	if q.Cursor != "" {
-		payload, err := s.cursors.Decode(c.scope, q.Cursor)
-		if err != nil {
-			return Page{}, err
-		}
-		t, err := decodeCursor(payload, len(c.sort))
-		if err != nil {
-			return Page{}, err
-		}
-		p.after = &t
+	after, err := s.cursorAfter(c, q.Cursor)
+	if err != nil {
+		return Page{}, err
 	}
+	p := &plan{criteria: c, access: stream, limit: q.Limit, after: after}
 	var page Page
 	err = s.view(ctx, func(rd *recReader) error {
 		recs, err := s.stream(ctx, rd, p, q.Limit+1)

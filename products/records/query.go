@@ -43,17 +43,9 @@ func (s *Service) List(ctx context.Context, q Query) (Page, error) {
 	if limit <= 0 {
 		limit = 25
 	}
-	var after *tuple
-	if q.Cursor != "" {
-		payload, err := s.cursors.Decode(c.scope, q.Cursor)
-		if err != nil {
-			return Page{}, err
-		}
-		t, err := decodeCursor(payload, len(c.sort))
-		if err != nil {
-			return Page{}, err
-		}
-		after = &t
+	after, err := s.cursorAfter(c, q.Cursor)
+	if err != nil {
+		return Page{}, err
 	}
 	out, err := s.newOutput(ctx, sch, q.Secret, q.Populate, q.Fields)
 	if err != nil {
@@ -116,4 +108,21 @@ func (s *Service) Get(ctx context.Context, project, coll, id string, secret bool
 		return nil, ErrRecordNotFound
 	}
 	return items[0], nil
+}
+
+// cursorAfter decodes a page cursor of c's scope and sort into the tuple the page starts
+// after; nil for no cursor (the first page).
+func (s *Service) cursorAfter(c *criteria, cursor string) (*tuple, error) {
+	if cursor == "" {
+		return nil, nil
+	}
+	payload, err := s.cursors.Decode(c.scope, cursor)
+	if err != nil {
+		return nil, err
+	}
+	t, err := decodeCursor(payload, len(c.sort))
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
