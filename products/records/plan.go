@@ -132,6 +132,16 @@ func (p *plan) candidate(r *record) (tuple, bool) {
 	return t, true
 }
 
+// keep appends to recs and tuples the records of page that are candidates, with their tuples.
+func (p *plan) keep(page []*record, recs []*record, tuples []tuple) ([]*record, []tuple) {
+	for _, r := range page {
+		if t, ok := p.candidate(r); ok {
+			recs, tuples = append(recs, r), append(tuples, t)
+		}
+	}
+	return recs, tuples
+}
+
 // match reports whether a stored record is a published result of the query (or an
 // unpublished one, when the criteria take drafts).
 func (c *criteria) match(r *record) bool {

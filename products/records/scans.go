@@ -115,14 +115,7 @@ func (s *Service) collect(ctx context.Context, rd *recReader, p *plan) ([]*recor
 				return nil, err
 			}
 			ids = ids[n:]
-			for _, r := range page {
-				t, ok := p.candidate(r)
-				if !ok {
-					continue
-				}
-				recs = append(recs, r)
-				tuples = append(tuples, t)
-			}
+			recs, tuples = p.keep(page, recs, tuples)
 		}
 		return topK(p, recs, tuples, want), nil
 	}
@@ -200,14 +193,7 @@ func (s *Service) collectByTitle(rd *recReader, p *plan, want int) ([]*record, e
 			if err != nil {
 				return nil, err
 			}
-			for _, r := range page {
-				t, ok := p.candidate(r)
-				if !ok {
-					continue
-				}
-				recs = append(recs, r)
-				tuples = append(tuples, t)
-			}
+			recs, tuples = p.keep(page, recs, tuples)
 			if len(recs) >= want {
 				return topK(p, recs, tuples, want), nil
 			}
