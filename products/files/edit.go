@@ -73,12 +73,9 @@ func (s *Service) EditAsset(ctx context.Context, id string, e Edit, visible func
 	}
 	var out *Asset
 	err := s.o.DB.Update(ctx, func(txn *store.Txn) error {
-		a, err := getAsset(txn, id)
+		a, err := visibleAsset(txn, id, visible)
 		if err != nil {
 			return err
-		}
-		if !visible(a.Org) {
-			return ErrAssetNotFound
 		}
 		if e.SetTitle {
 			a.Title = e.Title
@@ -99,18 +96,28 @@ func (s *Service) EditAsset(ctx context.Context, id string, e Edit, visible func
 	return out, nil
 }
 
+// visibleAsset reads asset id inside txn; ErrAssetNotFound as well when visible refuses its
+// org (another org's asset is not there for the caller).
+func visibleAsset(txn *store.Txn, id string, visible func(org string) bool) (*Asset, error) {
+	a, err := getAsset(txn, id)
+	if err != nil {
+		return nil, err
+	}
+	if !visible(a.Org) {
+		return nil, ErrAssetNotFound
+	}
+	return a, nil
+}
+
 // DeleteAsset removes an asset, its indexes and its bytes: its public URL answers 404 at once
 // (the record goes first, so the asset host stops finding it before the bytes go). visible as
 // for EditAsset.
 func (s *Service) DeleteAsset(ctx context.Context, id string, visible func(org string) bool) error {
 	var gone *Asset
 	err := s.o.DB.Update(ctx, func(txn *store.Txn) error {
-		a, err := getAsset(txn, id)
+		a, err := visibleAsset(txn, id, visible)
 		if err != nil {
 			return err
-		}
-		if !visible(a.Org) {
-			return ErrAssetNotFound
 		}
 		gone = a
 		return deleteAsset(txn, a)
