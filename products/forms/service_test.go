@@ -48,7 +48,7 @@ func newService(t *testing.T, doc string, edit func(*forms.Options)) (*forms.Ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(svc.Close)
+	t.Cleanup(func() { _ = svc.Close() })
 	ten := tenancy.NewService(db, tenancy.Options{})
 	join(t, ten, svc)
 	d, err := tenancy.Parse([]byte(doc))

@@ -57,7 +57,7 @@ func newOwners(t testing.TB) *owners {
 	if o.forms, err = forms.NewService(forms.Options{DB: db, Blobs: blobs}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(o.forms.Close)
+	t.Cleanup(func() { _ = o.forms.Close() })
 	titles, err := title.OpenMemory()
 	if err != nil {
 		t.Fatal(err)
