@@ -49,7 +49,7 @@ func newService(t *testing.T, doc string, edit func(*forms.Options)) (*forms.Ser
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = svc.Close() })
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	join(t, ten, svc)
 	d, err := tenancy.Parse([]byte(doc))
 	if err != nil {

@@ -39,7 +39,7 @@ func newOwners(t testing.TB) *owners {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	o := &owners{ten: tenancy.NewService(db, tenancy.Options{}), db: db}
+	o := &owners{ten: tenancy.NewService(tenancy.Options{DB: db}), db: db}
 	if err := o.ten.Add(pluginreg.New(db, o.ten)); err != nil {
 		t.Fatal(err)
 	}
