@@ -41,7 +41,7 @@ func TestLongValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	titles, _ := title.OpenMemory()
 	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur})
