@@ -195,7 +195,7 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	titles, _ := title.OpenMemory()
 	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, CandidateLimit: candLimit})
