@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,48 +81,6 @@ func TestPostgresSchemaVersion(t *testing.T) {
 	if db, err := Open(Options{Backend: BackendPostgres, PostgresURL: u}); err == nil {
 		db.Close()
 		t.Errorf("Open of a database of schema version 99 = nil error, want a refusal")
-	}
-}
-
-// A key past PostgreSQL's btree limit fails its Update with an error that says so, and the
-// Updates of the same group commit without it.
-func TestPostgresKeyTooLong(t *testing.T) {
-	t.Parallel()
-	db, err := Open(Options{Backend: BackendPostgres, PostgresURL: pgtest.URL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	long := make([]byte, 4000)
-	rnd := rand.New(rand.NewPCG(1, 2))
-	for i := range long {
-		long[i] = byte(rnd.Uint32()) // random: not compressible to under the limit
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, 10)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			k := []byte(fmt.Sprintf("ok/%d", i))
-			if i == 4 {
-				k = append([]byte("long/"), long...)
-			}
-			errs[i] = db.Update(ctx, func(tx *Txn) error { return tx.Set(k, []byte("v")) })
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if (i == 4) != (err != nil) {
-			t.Errorf("Update %d = %v", i, err)
-		}
-	}
-	if err := errs[4]; err == nil || !strings.Contains(err.Error(), "longer than PostgreSQL") {
-		t.Errorf("Update of a 4,000-byte key = %v, want the key-length error", err)
-	}
-	if n := countPrefix(t, db, "ok/"); n != 9 {
-		t.Errorf("%d of the 9 other Updates committed", n)
 	}
 }
 
