@@ -53,7 +53,7 @@ func newServiceDB(t *testing.T, o email.Options) (*email.Service, *tenancy.Servi
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	o.DB, o.Tenancy = db, ten
 	svc, err := email.NewService(o)
 	if err != nil {

@@ -48,8 +48,8 @@ func newService(t *testing.T, doc string, edit func(*forms.Options)) (*forms.Ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(svc.Close)
-	ten := tenancy.NewService(db, tenancy.Options{})
+	t.Cleanup(func() { _ = svc.Close() })
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	join(t, ten, svc)
 	d, err := tenancy.Parse([]byte(doc))
 	if err != nil {

@@ -46,7 +46,7 @@ func BenchmarkFormsSubmitSpamFilter(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer svc.Close()
-			ten := tenancy.NewService(db, tenancy.Options{})
+			ten := tenancy.NewService(tenancy.Options{DB: db})
 			if err := ten.Add(svc); err != nil {
 				b.Fatal(err)
 			}
