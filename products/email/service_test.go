@@ -137,7 +137,7 @@ var _ email.SendHook = hook{}
 
 func TestSendHookAndClose(t *testing.T) {
 	t.Parallel()
-	svc := newService(t, email.Options{Hook: hook{}})
+	svc := newService(t, email.Options{Plugins: hook{}})
 	ctx := context.Background()
 	rc, err := svc.Send(ctx, demo, "", inlineReq("a@example.com"))
 	if err != nil {
@@ -174,7 +174,7 @@ func TestSendHookAndClose(t *testing.T) {
 // refuses it before anything is queued.
 func TestPrepareRunsTheSendHook(t *testing.T) {
 	t.Parallel()
-	svc, _, db := newServiceDB(t, email.Options{Hook: hook{}})
+	svc, _, db := newServiceDB(t, email.Options{Plugins: hook{}})
 	ctx := context.Background()
 	p, err := svc.Prepare(ctx, "demo", inlineReq("a@example.com"))
 	if err != nil {

@@ -36,16 +36,22 @@ type Filter interface {
 	FilterSubmission(ctx context.Context, in FilterInput) (map[string]any, error)
 }
 
+// Plugins are the project's plugins as the forms product calls them: the forms.submit hook
+// and the plugin captcha verifiers (edge/cmd/gatehouse adapts the plugin host to it).
+type Plugins interface {
+	Filter
+	PluginVerifiers
+}
+
 // Options configures NewService. DB and Blobs are required.
 type Options struct {
 	DB    *store.DB
 	Blobs blob.Store
 	// Verifiers are the built-in captcha verifiers by provider name (NewVerifiers builds them).
 	Verifiers map[string]Verifier
-	// Plugins finds plugin captcha verifiers; nil when no plugin host is wired.
-	Plugins PluginVerifiers
-	// Filter is the forms.submit hook; nil for none.
-	Filter Filter
+	// Plugins runs the forms.submit hook and finds plugin captcha verifiers; nil when no
+	// plugin host is wired (no filter; a plugin captcha answers 503 CAPTCHA_NOT_CONFIGURED).
+	Plugins Plugins
 	// Events hears each accepted submission inside its transaction (notify.go); nil for none.
 	Events Events
 	// Now is the clock of timestamps and of the rate limiter (time.Now when nil).
@@ -316,8 +322,8 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 	if err != nil {
 		return Receipt{}, err
 	}
-	if s.o.Filter != nil {
-		out, err := s.o.Filter.FilterSubmission(ctx, FilterInput{Project: in.Project, Form: in.Slug, Data: data, IP: in.IP, UserAgent: in.UserAgent})
+	if s.o.Plugins != nil {
+		out, err := s.o.Plugins.FilterSubmission(ctx, FilterInput{Project: in.Project, Form: in.Slug, Data: data, IP: in.IP, UserAgent: in.UserAgent})
 		if err != nil {
 			return Receipt{}, err
 		}

@@ -39,7 +39,7 @@ func BenchmarkFormsSubmitSpamFilter(b *testing.B) {
 					Hooks: []string{host.HookFormsSubmit}, Config: map[string]string{"blockedWords": "casino,loan"}}); err != nil {
 					b.Fatal(err)
 				}
-				opts.Filter = formsPlugins{h: h}
+				opts.Plugins = formsPlugins{h: h}
 			}
 			svc, err := forms.NewService(opts)
 			if err != nil {

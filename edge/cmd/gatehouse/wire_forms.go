@@ -23,6 +23,7 @@ func formsRate(n int) int {
 // folder, after the server listens (/readyz answers 503 until it is done); submissions that
 // arrive meanwhile spool under this run's own names, which it leaves alone.
 func (a *assembly) addForms(_ context.Context, d deps) error {
+	log := d.log.With("product", "forms")
 	svc, err := forms.NewService(forms.Options{
 		DB:            d.db,
 		Blobs:         d.blobs,
@@ -30,12 +31,11 @@ func (a *assembly) addForms(_ context.Context, d deps) error {
 		Limiter:       sharedLimiter(d, "forms", formsRate(d.cfg.Forms.RatePerMinute), time.Minute),
 		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
 			d.cfg.Captcha.ReCaptcha.VerifyURL, d.egress.Client()),
-		Filter:     formsPlugins{h: d.plugins},
-		Events:     formEvents{hooks: d.hooks, mail: a.mail, log: d.log.With("product", "forms")},
 		Plugins:    formsPlugins{h: d.plugins},
+		Events:     formEvents{hooks: d.hooks, mail: a.mail, log: log},
 		AdminBase:  strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",
 		SpoolDir:   filepath.Join(d.cfg.Data, "tmp", "forms"),
-		Log:        d.log.With("product", "forms"),
+		Log:        log,
 		Registerer: d.reg,
 	})
 	if err != nil {
