@@ -139,34 +139,41 @@ func (c *cluster) webhooksDeliveredOnce(t *testing.T) {
 		}
 	}
 	c.hooks.mu.Unlock()
+	// The attempt is recorded just after the receiver's answer: wait until node 0's log holds
+	// every one, then read each node's.
+	await(t, "every attempt in the deliveries log", func() bool { return len(c.webhookLog(0, want)) == len(want) })
 	for i := range c.nodes {
-		logged := map[string]int{}
-		path := "/admin/v1/projects/site/webhooks/hooks/deliveries?limit=200"
-		for path != "" {
-			var page struct {
-				Items []struct {
-					DeliveryID, Outcome string
-				}
-				Pagination struct{ NextCursor *string }
-			}
-			c.must(i, "GET", path, "admin", "", 200, &page)
-			for _, a := range page.Items {
-				if want[a.DeliveryID] {
-					logged[a.DeliveryID]++
-					if a.Outcome != "succeeded" {
-						t.Errorf("node %d logs delivery %s as %s, want succeeded", i, a.DeliveryID, a.Outcome)
-					}
-				}
-			}
-			path = ""
-			if page.Pagination.NextCursor != nil {
-				path = "/admin/v1/projects/site/webhooks/hooks/deliveries?limit=200&cursor=" + url.QueryEscape(*page.Pagination.NextCursor)
-			}
-		}
+		logged := c.webhookLog(i, want)
 		for id := range want {
-			if logged[id] != 1 {
-				t.Errorf("node %d logs %d attempts of delivery %s, want 1", i, logged[id], id)
+			if a := logged[id]; len(a) != 1 || a[0] != "succeeded" {
+				t.Errorf("node %d logs delivery %s with the outcomes %v, want one succeeded", i, id, a)
 			}
 		}
 	}
+}
+
+// webhookLog reads the whole deliveries log of the hooks webhook through node i and returns
+// the outcomes of the attempts of the deliveries in want.
+func (c *cluster) webhookLog(i int, want map[string]bool) map[string][]string {
+	logged := map[string][]string{}
+	path := "/admin/v1/projects/site/webhooks/hooks/deliveries?limit=200"
+	for path != "" {
+		var page struct {
+			Items []struct {
+				DeliveryID, Outcome string
+			}
+			Pagination struct{ NextCursor *string }
+		}
+		c.must(i, "GET", path, "admin", "", 200, &page)
+		for _, a := range page.Items {
+			if want[a.DeliveryID] {
+				logged[a.DeliveryID] = append(logged[a.DeliveryID], a.Outcome)
+			}
+		}
+		path = ""
+		if page.Pagination.NextCursor != nil {
+			path = "/admin/v1/projects/site/webhooks/hooks/deliveries?limit=200&cursor=" + url.QueryEscape(*page.Pagination.NextCursor)
+		}
+	}
+	return logged
 }
