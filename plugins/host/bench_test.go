@@ -21,7 +21,10 @@ var benchData = map[string]any{
 // benchFormsSubmit measures FormsSubmit through the plugins in regs (none
 // = the host's own overhead) and reports p50 and p99 per call.
 func benchFormsSubmit(b *testing.B, regs ...Registration) {
-	h := newHost(b, nil)
+	benchFormsSubmitOn(b, newHost(b, nil), regs...)
+}
+
+func benchFormsSubmitOn(b *testing.B, h *Host, regs ...Registration) {
 	for _, r := range regs {
 		mustRegister(b, h, r)
 	}
@@ -62,6 +65,47 @@ func BenchmarkFormsSubmitNoop(b *testing.B) {
 // BenchmarkFormsSubmitSpamguard is the example spam filter (target: p50 < 150 µs).
 func BenchmarkFormsSubmitSpamguard(b *testing.B) {
 	benchFormsSubmit(b, Registration{Name: "spamguard", Hooks: []string{HookFormsSubmit}, Config: spamConfig})
+}
+
+// BenchmarkFormsSubmitSpamguardInterpreted is the spam filter on the
+// interpreter, as it runs on a node until its machine code is compiled
+// (compile.go): the cost per call of the first tier.
+func BenchmarkFormsSubmitSpamguardInterpreted(b *testing.B) {
+	benchFormsSubmitOn(b, tieredHost(b, nil, nil),
+		Registration{Name: "spamguard", Hooks: []string{HookFormsSubmit}, Config: spamConfig})
+}
+
+// BenchmarkFormsSubmitNoopInterpreted is the no-op filter on the
+// interpreter.
+func BenchmarkFormsSubmitNoopInterpreted(b *testing.B) {
+	benchFormsSubmitOn(b, tieredHost(b, nil, nil), Registration{Name: "noop", Hooks: []string{HookFormsSubmit}})
+}
+
+// BenchmarkNewModuleFirstCall measures what a node does when a module new
+// to it arrives (an upload made on another node): Register, then the first
+// call, on a host with an empty cache. "interpreted" is the default (the
+// interpreter serves while the machine code compiles in the background),
+// "compiled" waits for the machine code as the host did before.
+func BenchmarkNewModuleFirstCall(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		native bool
+	}{{"interpreted", false}, {"compiled", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				h := tieredHost(b, nil, func(o *Options) { o.nativeFirst = tc.native })
+				b.StartTimer()
+				mustRegister(b, h, Registration{Name: "spamguard", Hooks: []string{HookFormsSubmit}, Config: spamConfig})
+				if v, err := h.FormsSubmit(context.Background(), "demo", "contact", benchData); err != nil || v.Action != Allow {
+					b.Fatalf("FormsSubmit = %+v, %v", v, err)
+				}
+				b.StopTimer()
+				_ = h.Close(context.Background())
+				b.StartTimer()
+			}
+		})
+	}
 }
 
 // BenchmarkFormsSubmitNaiveSpam is the same filter decoding the whole

@@ -2,17 +2,16 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/plugins/guard"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -28,8 +27,12 @@ type Host struct {
 	sched   *scheduler
 	mem     *memBudget
 
-	compileMu sync.Mutex     // one compilation at a time, as wazero recommends
-	bg        sync.WaitGroup // background instance starts (pool refills)
+	compileMu sync.Mutex // one compilation a caller waits for at a time, as wazero recommends
+	nativeMu  sync.Mutex // one background compilation to machine code at a time
+	marks     string     // where the names of modules in the on-disk cache are kept ("": none)
+	bgCtx     context.Context
+	bgStop    context.CancelFunc
+	bg        sync.WaitGroup // background work: instance starts (pool refills), compilations
 	running   atomic.Int64   // guest calls under way: Close waits for them before freeing memory
 
 	mu       sync.Mutex
@@ -38,27 +41,16 @@ type Host struct {
 	compiled *lru.Cache[compiledKey, *compiledEntry]
 }
 
-// project is one tenant project: its own wazero runtime and its plugins.
+// project is one tenant project: its own wazero runtimes and its plugins.
 type project struct {
-	id      string
-	rt      wazero.Runtime
+	id string
+	rt wazero.Runtime // the optimizing compiler's: machine code
+	// interp is the interpreter's runtime, which serves a module new to the
+	// host until rt has compiled it (compile.go).
+	interp  wazero.Runtime
 	plugins atomic.Pointer[[]*plugin] // registration order, copy-on-write
 	share   share                     // its part of the scheduler (guarded by scheduler.mu)
 	memUsed uint64                    // guest memory its instances hold (guarded by memBudget.mu)
-}
-
-type compiledKey struct {
-	project string
-	sum     [32]byte
-}
-
-// compiledEntry is a compiled module shared by every registration of the
-// same bytes in one project. It is closed when no registration uses it and
-// the LRU has let it go.
-type compiledEntry struct {
-	mod     wazero.CompiledModule
-	refs    int  // guarded by Host.mu
-	inCache bool // guarded by Host.mu
 }
 
 // New creates a Host. Close it to release runtimes and the cache.
@@ -81,6 +73,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 			m.unregister(opts.Registerer)
 			return nil, fmt.Errorf("host: compilation cache: %w", err)
 		}
+		h.marks = filepath.Join(opts.CacheDir, marksDir)
 	} else {
 		h.cache = wazero.NewCompilationCache()
 	}
@@ -88,12 +81,13 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 		// Called with h.mu held (every LRU mutation happens under it).
 		e.inCache = false
 		if e.refs == 0 {
-			_ = e.mod.Close(context.Background())
+			e.close()
 		}
 	})
 	if opts.Egress != nil {
 		h.client = opts.Egress.Client()
 	}
+	h.bgCtx, h.bgStop = context.WithCancel(context.WithoutCancel(ctx))
 	return h, nil
 }
 
@@ -116,7 +110,8 @@ func (h *Host) Close(ctx context.Context) error {
 			pl.retire()
 		}
 	}
-	h.bg.Wait() // no instance may be starting while its runtime closes
+	h.bgStop()  // a compilation not begun yet is skipped
+	h.bg.Wait() // no instance may be starting, nor module compiling, while its runtime closes
 	// Guest memory is unmapped when a runtime closes: wait for the calls
 	// under way, which their deadlines end (the pools are closed, so no
 	// call starts now).
@@ -124,8 +119,10 @@ func (h *Host) Close(ctx context.Context) error {
 		time.Sleep(time.Millisecond)
 	}
 	for _, p := range projects {
-		if err := p.rt.Close(ctx); err != nil {
-			errs = append(errs, err)
+		for _, rt := range []wazero.Runtime{p.rt, p.interp} {
+			if err := rt.Close(ctx); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	h.mu.Lock()
@@ -162,7 +159,25 @@ func (h *Host) projectFor(ctx context.Context, id string) (*project, error) {
 	// (the plugin's limit, the memory budget): wazero's own limit is left
 	// at its 4 GiB maximum so that every refused grow goes through it and
 	// is counted as memory, the server's ceiling included.
-	cfg := wazero.NewRuntimeConfig().WithCompilationCache(h.cache)
+	rt, err := h.newRuntime(ctx, wazero.NewRuntimeConfig().WithCompilationCache(h.cache))
+	if err != nil {
+		return nil, err
+	}
+	// The interpreter checks for a closed module at every loop header: it
+	// is stopped that way (instance.run), its fuel checks notwithstanding.
+	interp, err := h.newRuntime(ctx, wazero.NewRuntimeConfigInterpreter().WithCloseOnContextDone(true))
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, err
+	}
+	p := &project{id: id, rt: rt, interp: interp}
+	h.projects[id] = p
+	h.mem.setProjects(len(h.projects))
+	return p, nil
+}
+
+// newRuntime creates a runtime with the host modules a plugin may import.
+func (h *Host) newRuntime(ctx context.Context, cfg wazero.RuntimeConfig) (wazero.Runtime, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
@@ -172,60 +187,7 @@ func (h *Host) projectFor(ctx context.Context, id string) (*project, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: %s module: %w", abiModule, err)
 	}
-	p := &project{id: id, rt: rt}
-	h.projects[id] = p
-	h.mem.setProjects(len(h.projects))
-	return p, nil
-}
-
-// compile returns the compiled module for wasm in project p, from the LRU
-// when it is there, and takes a reference on it.
-func (h *Host) compile(ctx context.Context, p *project, wasm []byte) (*compiledEntry, error) {
-	key := compiledKey{project: p.id, sum: sha256.Sum256(wasm)}
-	h.compileMu.Lock()
-	defer h.compileMu.Unlock()
-	h.mu.Lock()
-	if e, ok := h.compiled.Get(key); ok {
-		e.refs++
-		h.mu.Unlock()
-		return e, nil
-	}
-	h.mu.Unlock()
-	guarded, err := guard.Instrument(wasm)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
-	}
-	mod, err := compileModule(ctx, p.rt, guarded)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
-	}
-	e := &compiledEntry{mod: mod, refs: 1, inCache: true}
-	h.mu.Lock()
-	h.compiled.Add(key, e)
-	h.mu.Unlock()
-	return e, nil
-}
-
-// compileModule is rt.CompileModule that turns a panic into an error:
-// wazero 1.12's validator panics on some malformed modules (a function
-// whose type index is out of range, found by FuzzGuardCompiles), and a
-// tenant's upload must not take the gateway down.
-func compileModule(ctx context.Context, rt wazero.Runtime, wasm []byte) (mod wazero.CompiledModule, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			mod, err = nil, fmt.Errorf("malformed module: %v", r)
-		}
-	}()
-	return rt.CompileModule(ctx, wasm)
-}
-
-func (h *Host) release(e *compiledEntry) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	e.refs--
-	if e.refs == 0 && !e.inCache {
-		_ = e.mod.Close(context.Background())
-	}
+	return rt, nil
 }
 
 // Register compiles (or reuses) the module, checks its ABI marker, hook
