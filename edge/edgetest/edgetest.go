@@ -114,7 +114,7 @@ func New(t testing.TB, o Options) *Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(db, tenancy.Options{Now: o.Now})
+	ten := tenancy.NewService(tenancy.Options{DB: db, Now: o.Now})
 	keys := auth.New(ten, 1000)
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 	reg := prometheus.NewRegistry()
@@ -126,7 +126,7 @@ func New(t testing.TB, o Options) *Harness {
 	if o.Tenants != "" {
 		h.Apply(o.Tenants)
 	}
-	h.Accounts = accounts.NewService(db, accounts.Options{Now: o.Now})
+	h.Accounts = accounts.NewService(accounts.Options{DB: db, Now: o.Now})
 	acc := admin.NewAccounts(h.Accounts, ten, admin.SecureCookie(cfg.PublicURL), "/")
 	// Every harness poisons the request memory fiber lends to handlers after each request: a
 	// handler that keeps a string of a request fails its product's tests at once.

@@ -42,14 +42,14 @@ func BenchmarkFormsSubmitSpamFilter(b *testing.B) {
 				if err := h.WaitCompiled(ctx); err != nil { // measure machine code, not the interpreter
 					b.Fatal(err)
 				}
-				opts.Filter = formsPlugins{h: h}
+				opts.Plugins = formsPlugins{h: h}
 			}
 			svc, err := forms.NewService(opts)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer svc.Close()
-			ten := tenancy.NewService(db, tenancy.Options{})
+			ten := tenancy.NewService(tenancy.Options{DB: db})
 			if err := ten.Add(svc); err != nil {
 				b.Fatal(err)
 			}

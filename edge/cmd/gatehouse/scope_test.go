@@ -60,7 +60,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	keys := auth.New(ten, 1000)
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 	secret, err := ten.Secret(ctx, "cursor-key", 32)

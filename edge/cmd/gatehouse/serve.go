@@ -126,7 +126,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	edge.StorageGauge(reg, db.Size)
 
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	keys := auth.New(ten, 10000)
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 

@@ -287,10 +287,9 @@ func pluginError(err, failed, busy error) error {
 type formsPlugins struct{ h *host.Host }
 
 var (
-	_ forms.Filter          = formsPlugins{}
-	_ forms.PluginVerifiers = formsPlugins{}
-	_ forms.Verifier        = pluginVerifier{}
-	_ email.SendHook        = emailPlugins{}
+	_ forms.Plugins  = formsPlugins{}
+	_ forms.Verifier = pluginVerifier{}
+	_ email.SendHook = emailPlugins{}
 )
 
 // FilterSubmission runs the project's forms.submit plugins.

@@ -106,7 +106,7 @@ func open(dir string, log *slog.Logger) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	titles, err := title.Open(filepath.Join(dir, "title.bleve"))
 	if err != nil {
 		return nil, err
