@@ -67,36 +67,51 @@ func BenchmarkFormsSubmitSpamguard(b *testing.B) {
 	benchFormsSubmit(b, Registration{Name: "spamguard", Hooks: []string{HookFormsSubmit}, Config: spamConfig})
 }
 
+// benchInterpreted measures FormsSubmit through reg on the interpreter, as
+// a node runs a module uploaded on another node until its machine code is
+// compiled (compile.go).
+func benchInterpreted(b *testing.B, reg Registration) {
+	h := tieredHost(b, nil, nil)
+	registerTiered(b, h, reg)
+	benchFormsSubmitOn(b, h)
+}
+
 // BenchmarkFormsSubmitSpamguardInterpreted is the spam filter on the
-// interpreter, as it runs on a node until its machine code is compiled
-// (compile.go): the cost per call of the first tier.
+// interpreter.
 func BenchmarkFormsSubmitSpamguardInterpreted(b *testing.B) {
-	benchFormsSubmitOn(b, tieredHost(b, nil, nil),
-		Registration{Name: "spamguard", Hooks: []string{HookFormsSubmit}, Config: spamConfig})
+	benchInterpreted(b, Registration{Name: "spamguard", Hooks: []string{HookFormsSubmit}, Config: spamConfig})
 }
 
 // BenchmarkFormsSubmitNoopInterpreted is the no-op filter on the
 // interpreter.
 func BenchmarkFormsSubmitNoopInterpreted(b *testing.B) {
-	benchFormsSubmitOn(b, tieredHost(b, nil, nil), Registration{Name: "noop", Hooks: []string{HookFormsSubmit}})
+	benchInterpreted(b, Registration{Name: "noop", Hooks: []string{HookFormsSubmit}})
 }
 
 // BenchmarkNewModuleFirstCall measures what a node does when a module new
-// to it arrives (an upload made on another node): Register, then the first
-// call, on a host with an empty cache. "interpreted" is the default (the
-// interpreter serves while the machine code compiles in the background),
-// "compiled" waits for the machine code as the host did before.
+// to it arrives, from the module's bytes to the first call answered, on a
+// host with an empty compilation cache: "interpreted" as for an upload made
+// on another node (Precompile, then Register: the machine code follows in
+// the background), "compiled" as for an upload on this node (Register
+// compiles to machine code first).
 func BenchmarkNewModuleFirstCall(b *testing.B) {
-	for _, tc := range []struct {
-		name   string
-		native bool
-	}{{"interpreted", false}, {"compiled", true}} {
-		b.Run(tc.name, func(b *testing.B) {
+	for _, tiered := range []bool{true, false} {
+		name := "compiled"
+		if tiered {
+			name = "interpreted"
+		}
+		b.Run(name, func(b *testing.B) {
+			reg := Registration{Project: "demo", Name: "spamguard", Hooks: []string{HookFormsSubmit}, Config: spamConfig}
 			for range b.N {
 				b.StopTimer()
-				h := tieredHost(b, nil, func(o *Options) { o.nativeFirst = tc.native })
+				dir := b.TempDir()
+				h := tieredHost(b, nil, func(o *Options) { o.CacheDir = dir })
 				b.StartTimer()
-				mustRegister(b, h, Registration{Name: "spamguard", Hooks: []string{HookFormsSubmit}, Config: spamConfig})
+				if tiered {
+					registerTiered(b, h, reg)
+				} else {
+					mustRegister(b, h, reg)
+				}
 				if v, err := h.FormsSubmit(context.Background(), "demo", "contact", benchData); err != nil || v.Action != Allow {
 					b.Fatalf("FormsSubmit = %+v, %v", v, err)
 				}

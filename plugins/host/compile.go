@@ -3,12 +3,8 @@ package host
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -17,24 +13,19 @@ import (
 )
 
 // Compilation in two tiers. wazero's optimizing compiler takes seconds for
-// a module built by Go (2.4 MB: 2.6 s on the loaded test machine), its
-// interpreter a tenth of that. A module new to the host therefore serves
-// from the interpreter as soon as the interpreter has compiled it, while
-// the optimizing compiler works in the background; once the machine code
-// is ready, every plugin of the module starts an instance on it and closes
-// its interpreted ones (calls in flight finish where they are). A module
-// this host, or an earlier process on the same Options.CacheDir, compiled
-// to machine code before (its mark, below) skips the interpreter: wazero
-// reads the machine code from its cache in milliseconds.
+// a module built by Go (2.4 MB: 2.3-3.6 s on the loaded test machine), its
+// interpreter a tenth of that. Register, Check and CheckModule compile to
+// machine code before they answer (an upload is known good, on machine
+// code, before it is stored). Precompile, which a node calls when it hears
+// of an upload made on another node, compiles for the interpreter only and
+// leaves the optimizing compiler to work in the background: a registration
+// naming the module then runs interpreted at once, and once the machine
+// code is ready every plugin of the module starts an instance on it and
+// closes its interpreted ones (calls in flight finish where they are).
 //
 // Both tiers run the same guarded bytes in runtimes set up alike, so the
-// guard stops a runaway call, cappedMemory holds guest memory and the
-// scheduler charges guest time on either; only the speed differs.
-
-// marksDir, under Options.CacheDir, holds an empty file per module that
-// wazero has compiled to machine code into its cache there, named by the
-// guarded module's digest, the wazero version and the platform.
-const marksDir = "gatehouse-compiled"
+// scheduler's slots and CPU budget, cappedMemory and the deadlines hold on
+// either; only the speed differs, and how a call is stopped (instance.run).
 
 // compiledKey names a compiled module: a project's runtimes compile their
 // own copy.
@@ -47,8 +38,7 @@ type compiledKey struct {
 // same bytes in one project. It is closed when no registration uses it and
 // the LRU has let it go.
 type compiledEntry struct {
-	key  compiledKey
-	mark string // its file in marksDir ("": the host keeps no marks)
+	key compiledKey
 	// interp is the interpreter's code, nil when the machine code was
 	// ready at once; native is the machine code, once compiled.
 	interp wazero.CompiledModule
@@ -85,10 +75,9 @@ func (e *compiledEntry) close() {
 
 // compile returns the compiled module for wasm in project p, from the LRU
 // when it is there, and takes a reference on it. A module new to the host
-// comes back interpreted, with its machine code on the way (compileNative),
-// unless Options asked for machine code first or its mark says wazero's
-// cache has it.
-func (h *Host) compile(ctx context.Context, p *project, wasm []byte) (*compiledEntry, error) {
+// is compiled to machine code, or, when tiered, for the interpreter with
+// its machine code on the way (compileNative).
+func (h *Host) compile(ctx context.Context, p *project, wasm []byte, tiered bool) (*compiledEntry, error) {
 	key := compiledKey{project: p.id, sum: sha256.Sum256(wasm)}
 	h.compileMu.Lock()
 	defer h.compileMu.Unlock()
@@ -103,35 +92,31 @@ func (h *Host) compile(ctx context.Context, p *project, wasm []byte) (*compiledE
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
 	}
-	e := &compiledEntry{key: key, refs: 1, inCache: true, done: make(chan struct{}), mark: h.markOf(guarded)}
-	if h.opts.nativeFirst || h.marked(e.mark) {
-		mod, err := compileModule(ctx, p.rt, guarded)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
-		}
+	e := &compiledEntry{key: key, refs: 1, inCache: true, done: make(chan struct{})}
+	rt := p.rt
+	if tiered {
+		rt = p.interp
+	}
+	mod, err := compileModule(ctx, rt, guarded)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
+	}
+	if tiered {
+		e.interp = mod
+		go h.compileNative(p, e, guarded)
+	} else {
 		e.native.Store(&mod)
 		close(e.done)
-		h.setMark(e.mark)
-	} else {
-		mod, err := compileModule(ctx, p.interp, guarded)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
-		}
-		e.interp = mod
-		h.mu.Lock()
-		if h.closed {
-			close(e.done) // the host is going: no machine code
-		} else {
-			h.bg.Add(1)
-			go h.compileNative(p, e, guarded)
-		}
-		h.mu.Unlock()
 	}
 	h.mu.Lock()
 	h.compiled.Add(key, e)
 	h.mu.Unlock()
 	return e, nil
 }
+
+// interpretedSlack multiplies a plugin's timeout for a call on the
+// interpreter (call.go).
+const interpretedSlack = 20
 
 // backgroundNice is how much lower than the process the background
 // compilations run (a nice value): they take the CPU the node's requests,
@@ -140,10 +125,15 @@ const backgroundNice = 10
 
 // compileNative compiles e's module to machine code in the background, one
 // module at a time and at a lower priority, and moves the plugins that run
-// it over.
+// it over. It may outlive Host.Close, which leaves the runtime it compiles
+// in, and the cache, for it to close.
 func (h *Host) compileNative(p *project, e *compiledEntry, guarded []byte) {
-	defer h.bg.Done()
-	defer close(e.done)
+	finished := true // e.done closes on return, or once the plugins moved over
+	defer func() {
+		if finished {
+			close(e.done)
+		}
+	}()
 	ctx := h.bgCtx
 	if h.opts.beforeNative != nil {
 		h.opts.beforeNative(ctx)
@@ -156,69 +146,76 @@ func (h *Host) compileNative(p *project, e *compiledEntry, guarded []byte) {
 	h.nativeMu.Lock()
 	defer h.nativeMu.Unlock()
 	h.mu.Lock()
-	gone := e.closed
-	h.mu.Unlock()
-	if gone || ctx.Err() != nil {
+	if e.closed || h.closed || ctx.Err() != nil {
+		h.mu.Unlock()
 		return // evicted unused, or the host is closing
 	}
+	h.compiling = p
+	h.mu.Unlock()
+
 	start := time.Now()
 	mod, err := compileModule(ctx, p.rt, guarded)
-	if err != nil {
+	h.mu.Lock()
+	h.compiling = nil
+	closeAll := h.leftToCompiler
+	keep := err == nil && !e.closed && !closeAll
+	if keep {
+		e.native.Store(&mod)
+	}
+	h.mu.Unlock()
+	switch {
+	case closeAll:
+		if mod != nil {
+			_ = mod.Close(ctx)
+		}
+		_ = p.rt.Close(ctx)
+		if h.cache != nil {
+			_ = h.cache.Close(ctx)
+		}
+		return
+	case err != nil:
 		// Both tiers validate alike: this is wazero's compiler failing on
 		// a module its interpreter runs. The module stays interpreted.
 		h.log.Error("plugin module: compilation to machine code failed; it stays on the interpreter",
 			"project", p.id, "err", err)
 		return
-	}
-	h.mu.Lock()
-	if e.closed {
-		h.mu.Unlock()
+	case !keep: // evicted unused meanwhile
 		_ = mod.Close(ctx)
 		return
 	}
-	e.native.Store(&mod)
-	h.mu.Unlock()
-	h.setMark(e.mark)
 	h.log.Info("plugin module compiled to machine code", "project", p.id, "took", time.Since(start).Round(time.Millisecond))
-	for _, pl := range p.list() {
-		if pl.compiled == e && pl.pool != nil {
-			pl.pool.upgrade()
-		}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
 	}
+	finished = false
+	h.bg.Go(func() { // at the process's priority, and waited for by Close
+		defer close(e.done)
+		for _, pl := range p.list() {
+			if pl.compiled == e && pl.pool != nil {
+				pl.pool.upgrade()
+			}
+		}
+	})
 }
 
 // Precompile compiles a module for a project into the compiled-module cache
-// without checking or starting it: a node that learns of an upload made on
-// another node compiles it ahead of the registration that will name it.
+// without checking or starting it, for wazero's interpreter at once and to
+// machine code in the background: a node that hears of an upload made (and
+// checked) on another node compiles it ahead of the registration that will
+// name it, which then runs it interpreted until its machine code is ready.
+// A module already compiled is left as it is.
 func (h *Host) Precompile(ctx context.Context, project string, wasm []byte) error {
 	p, err := h.projectOf(ctx, project)
 	if err != nil {
 		return err
 	}
-	e, err := h.compile(ctx, p, wasm)
+	e, err := h.compile(ctx, p, wasm, true)
 	if err != nil {
 		return err
 	}
 	h.release(e)
-	return nil
-}
-
-// WaitCompiled waits until every module the host has compiled so far runs
-// on machine code (or its compilation to machine code failed), or until ctx
-// ends. A gateway starting up calls it before it reports ready, so that
-// its first requests do not meet the interpreter; benchmarks, so that they
-// measure machine code.
-func (h *Host) WaitCompiled(ctx context.Context) error {
-	h.mu.Lock()
-	entries := h.compiled.Values()
-	h.mu.Unlock()
-	for _, e := range entries {
-		select {
-		case <-e.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 	return nil
 }
 
@@ -242,52 +239,4 @@ func (h *Host) release(e *compiledEntry) {
 	if e.refs == 0 && !e.inCache {
 		e.close()
 	}
-}
-
-// markOf names the mark of a guarded module: its digest with the wazero
-// version and the platform, which wazero's cache keys include too.
-func (h *Host) markOf(guarded []byte) string {
-	if h.marks == "" {
-		return ""
-	}
-	d := sha256.New()
-	d.Write(guarded)
-	fmt.Fprintf(d, "\x00%s\x00%s/%s", wazeroVersion(), runtime.GOOS, runtime.GOARCH)
-	return filepath.Join(h.marks, hex.EncodeToString(d.Sum(nil)))
-}
-
-func (h *Host) marked(mark string) bool {
-	if mark == "" {
-		return false
-	}
-	_, err := os.Stat(mark)
-	return err == nil
-}
-
-// setMark records that wazero's cache holds the module's machine code. A
-// mark that cannot be written costs the next process an interpreted start.
-func (h *Host) setMark(mark string) {
-	if mark == "" {
-		return
-	}
-	err := os.MkdirAll(filepath.Dir(mark), 0o700)
-	if err == nil {
-		err = os.WriteFile(mark, nil, 0o600)
-	}
-	if err != nil {
-		h.log.Warn("plugin module: marking it compiled", "err", err)
-	}
-}
-
-// wazeroVersion is the version of wazero built in ("" when the binary
-// carries no module information).
-func wazeroVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == "github.com/tetratelabs/wazero" {
-				return m.Version
-			}
-		}
-	}
-	return ""
 }

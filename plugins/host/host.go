@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,16 +28,20 @@ type Host struct {
 
 	compileMu sync.Mutex // one compilation a caller waits for at a time, as wazero recommends
 	nativeMu  sync.Mutex // one background compilation to machine code at a time
-	marks     string     // where the names of modules in the on-disk cache are kept ("": none)
 	bgCtx     context.Context
 	bgStop    context.CancelFunc
-	bg        sync.WaitGroup // background work: instance starts (pool refills), compilations
+	bg        sync.WaitGroup // background instance starts (pool refills)
 	running   atomic.Int64   // guest calls under way: Close waits for them before freeing memory
 
-	mu       sync.Mutex
-	closed   bool
-	projects map[string]*project
-	compiled *lru.Cache[compiledKey, *compiledEntry]
+	mu     sync.Mutex
+	closed bool
+	// compiling is the project whose runtime a background compilation to
+	// machine code uses (nil: none); leftToCompiler tells that compilation
+	// that Close left that runtime and the cache for it to close.
+	compiling      *project
+	leftToCompiler bool
+	projects       map[string]*project
+	compiled       *lru.Cache[compiledKey, *compiledEntry]
 }
 
 // project is one tenant project: its own wazero runtimes and its plugins.
@@ -73,7 +76,6 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 			m.unregister(opts.Registerer)
 			return nil, fmt.Errorf("host: compilation cache: %w", err)
 		}
-		h.marks = filepath.Join(opts.CacheDir, marksDir)
 	} else {
 		h.cache = wazero.NewCompilationCache()
 	}
@@ -110,16 +112,26 @@ func (h *Host) Close(ctx context.Context) error {
 			pl.retire()
 		}
 	}
-	h.bgStop()  // a compilation not begun yet is skipped
-	h.bg.Wait() // no instance may be starting, nor module compiling, while its runtime closes
+	h.bgStop()  // background compilations not begun yet are skipped
+	h.bg.Wait() // no instance may be starting while its runtime closes
 	// Guest memory is unmapped when a runtime closes: wait for the calls
 	// under way, which their deadlines end (the pools are closed, so no
 	// call starts now).
 	for deadline := time.Now().Add(h.opts.MaxTimeout + time.Second); h.running.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
+	// A compilation to machine code under way cannot be stopped and may
+	// take seconds: rather than hold the shutdown up, its runtime and the
+	// cache are left for it to close when it returns (compileNative).
+	h.mu.Lock()
+	busy := h.compiling
+	h.leftToCompiler = busy != nil
+	h.mu.Unlock()
 	for _, p := range projects {
 		for _, rt := range []wazero.Runtime{p.rt, p.interp} {
+			if rt == busy.runtime() {
+				continue
+			}
 			if err := rt.Close(ctx); err != nil {
 				errs = append(errs, err)
 			}
@@ -128,7 +140,7 @@ func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.compiled.Purge()
 	h.mu.Unlock()
-	if h.cache != nil {
+	if h.cache != nil && busy == nil {
 		if err := h.cache.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
@@ -138,6 +150,14 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	h.metrics.unregister(h.opts.Registerer)
 	return errors.Join(errs...)
+}
+
+// runtime is the project's machine-code runtime, nil for no project.
+func (p *project) runtime() wazero.Runtime {
+	if p == nil {
+		return nil
+	}
+	return p.rt
 }
 
 func (p *project) list() []*plugin {
@@ -247,7 +267,7 @@ func (h *Host) prepare(ctx context.Context, r Registration, moduleOnly bool) (*p
 	if err != nil {
 		return nil, err
 	}
-	ce, err := h.compile(ctx, p, r.Module)
+	ce, err := h.compile(ctx, p, r.Module, false)
 	if err != nil {
 		return nil, err
 	}

@@ -65,9 +65,6 @@ func newHost(t testing.TB, mutate func(*Options)) *Host {
 	o := DefaultOptions()
 	o.CacheDir = cacheDir
 	o.Egress = testEgress{} // connects nowhere; tests of http_fetch give their own
-	// Machine code from the start: the tests measure guests against their
-	// limits; tier_test.go covers the interpreted tier.
-	o.nativeFirst = true
 	if mutate != nil {
 		mutate(&o)
 	}

@@ -75,10 +75,6 @@ type Options struct {
 	// edge/egress policy; nil denies every fetch.
 	Egress Egress
 
-	// nativeFirst makes a module new to the host wait for its machine code
-	// instead of starting on the interpreter (compile.go): for tests and
-	// benchmarks of compiled code.
-	nativeFirst bool
 	// beforeNative runs before each background compilation to machine
 	// code; tests delay it to observe the interpreted tier.
 	beforeNative func(ctx context.Context)

@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 )
 
-// tieredHost returns a host that starts modules new to it on the
-// interpreter, with its own cache folder (no marks), and whose background
-// compilations to machine code wait until release is closed (nil: until
-// the host closes).
+// tieredHost returns a host whose background compilations to machine code
+// wait until release is closed (nil: until the host closes).
 func tieredHost(t testing.TB, release <-chan struct{}, mutate func(*Options)) *Host {
 	t.Helper()
-	dir := t.TempDir()
 	return newHost(t, func(o *Options) {
-		o.CacheDir = dir
-		o.nativeFirst = false
 		o.beforeNative = func(ctx context.Context) {
 			select {
 			case <-release:
@@ -27,6 +24,19 @@ func tieredHost(t testing.TB, release <-chan struct{}, mutate func(*Options)) *H
 			mutate(o)
 		}
 	})
+}
+
+// registerTiered registers r as a node does after hearing of an upload made
+// on another node: Precompile, then Register.
+func registerTiered(t testing.TB, h *Host, r Registration) {
+	t.Helper()
+	if r.Project == "" {
+		r.Project = "demo"
+	}
+	if err := h.Precompile(context.Background(), r.Project, mods[r.Name]); err != nil {
+		t.Fatalf("Precompile(%s): %v", r.Name, err)
+	}
+	mustRegister(t, h, r)
 }
 
 // tiers reports how many of a plugin's idle instances run interpreted and
@@ -49,16 +59,15 @@ func tiers(t *testing.T, h *Host, project, name string) (interpreted, native int
 	return interpreted, native
 }
 
-// A module new to the host serves from the interpreter while its machine
-// code is compiled, gives the same answers on machine code afterwards, and
-// a host started later on the same cache folder goes to machine code at
-// once.
+// A module precompiled (an upload made on another node) serves from the
+// interpreter while its machine code is compiled, and gives the same answers
+// on machine code afterwards.
 func TestInterpretedUntilCompiled(t *testing.T) {
 	release := make(chan struct{})
 	h := tieredHost(t, release, nil)
 	reg := Registration{Name: "spamguard", Hooks: []string{HookFormsSubmit},
 		Config: map[string]string{"blockedWords": "casino, loan", "rejectCode": "SPAM_DETECTED"}}
-	mustRegister(t, h, reg)
+	registerTiered(t, h, reg)
 	inputs := []map[string]any{
 		{"email": "a@b.test", "message": "Hello, I like your product", "n": 3},
 		{"email": "a@b.test", "message": "Best CASINO offers"},
@@ -103,35 +112,29 @@ func TestInterpretedUntilCompiled(t *testing.T) {
 		t.Errorf("after the switch: %d interpreted and %d compiled instances idle, want compiled only", i, n)
 	}
 
-	// A restart on the same folder: the mark sends the module straight to
-	// wazero's cached machine code.
-	dir := h.opts.CacheDir
-	h2 := newHost(t, func(o *Options) { o.CacheDir = dir; o.nativeFirst = false })
-	mustRegister(t, h2, reg)
-	if ce := h2.find("demo", "spamguard").compiled; ce.interp != nil || ce.native.Load() == nil {
-		t.Errorf("after a restart on the same cache folder the module was interpreted again")
-	}
 }
 
 // The interpreted tier keeps issue 14's limits: the guard stops a loop at
 // its deadline and when the caller leaves, the memory allocator refuses a
 // grow past the limit, and the guest time is charged to the project.
 func TestInterpretedTierKeepsLimits(t *testing.T) {
-	// A budget the slow interpreter (and the race detector) cannot use up
-	// before the grow reaches its limit.
-	h := tieredHost(t, nil, func(o *Options) { o.CPUBudget = o.MaxTimeout })
-	mustRegister(t, h, Registration{Name: "loop", Hooks: []string{HookFormsSubmit}, OnError: OnErrorClosed,
-		Limits: Limits{TimeoutMs: 300}})
-	mustRegister(t, h, Registration{Project: "other", Name: "grow", Hooks: []string{HookFormsSubmit}, OnError: OnErrorClosed,
-		Limits: Limits{MemoryMB: 16, TimeoutMs: 5000}})
+	// An interpreted call's deadline is its timeout times interpretedSlack,
+	// within MaxTimeout; a budget the slow interpreter cannot use up before
+	// the grow reaches its limit.
+	h := tieredHost(t, nil, func(o *Options) { o.MaxTimeout = 2 * time.Second; o.CPUBudget = o.MaxTimeout })
+	registerTiered(t, h, Registration{Name: "loop", Hooks: []string{HookFormsSubmit}, OnError: OnErrorClosed,
+		Limits: Limits{TimeoutMs: 50}})
+	registerTiered(t, h, Registration{Project: "other", Name: "grow", Hooks: []string{HookFormsSubmit}, OnError: OnErrorClosed,
+		Limits: Limits{MemoryMB: 16}})
 	for _, pl := range [][2]string{{"demo", "loop"}, {"other", "grow"}} {
 		if i, n := tiers(t, h, pl[0], pl[1]); i == 0 || n != 0 {
 			t.Fatalf("%s: %d interpreted and %d compiled instances, want interpreted only", pl[1], i, n)
 		}
 	}
 	ctx := context.Background()
-	if _, err := h.FormsSubmit(ctx, "demo", "contact", msg("loop")); !errors.Is(err, ErrTimeout) {
-		t.Fatalf("interpreted FormsSubmit(loop) error = %v, want ErrTimeout", err)
+	_, err := h.FormsSubmit(ctx, "demo", "contact", msg("loop"))
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "after 1s") {
+		t.Fatalf("interpreted FormsSubmit(loop) error = %v, want ErrTimeout after 1s (50ms × %d)", err, interpretedSlack)
 	}
 	h.sched.mu.Lock()
 	left := h.projects["demo"].share.tokens

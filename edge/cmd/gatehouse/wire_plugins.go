@@ -60,11 +60,6 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 	for _, p := range projects {
 		ps.sync(ctx, p.ID)
 	}
-	// A module new to the host starts on the interpreter (plugins/host compile.go); at start,
-	// before the node reports ready, wait for the machine code as before.
-	if err := h.WaitCompiled(ctx); err != nil {
-		return nil, err
-	}
 	d.tenancy.OnChange(ps.changed)
 	reg.CheckWith(ps)
 	a.admin = append(a.admin, admin.NewPlugins(d.tenancy, pluginAdmin{h}))
