@@ -93,8 +93,8 @@ type Options struct {
 	SyncWrites bool
 	// InMemory keeps everything in memory (badger only; tests and benchmarks).
 	InMemory bool
-	// Logger receives the backend's own logs; nil discards them.
-	Logger *slog.Logger
+	// Log receives the backend's own logs; nil discards them.
+	Log *slog.Logger
 	// Badger memory knobs; zero means the small default in brackets. Badger's own defaults
 	// (64 MB memtables ×5, 256 MB block cache, unbounded index cache) cost over a gigabyte of
 	// RSS at a million records; these keep the server near 200 MB.

@@ -14,9 +14,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
-// WorkerOptions configures NewWorker.
+// WorkerOptions configures Service.NewWorker.
 type WorkerOptions struct {
-	Service   *Service
 	Transport Transport
 	// Concurrency is how many messages are delivered at once (4 when zero).
 	Concurrency int
@@ -24,9 +23,9 @@ type WorkerOptions struct {
 	MaxAttempts int
 	// BaseBackoff and MaxBackoff bound the exponential backoff with jitter (30 s and 1 h).
 	BaseBackoff, MaxBackoff time.Duration
-	// Poll is the longest idle wait between queue scans (1 s when zero): the most a message
+	// PollInterval is the longest idle wait between queue scans (1 s when zero): the most a message
 	// queued through another node waits before this node's worker may pick it up.
-	Poll time.Duration
+	PollInterval time.Duration
 	// Node names this process among the nodes that share the store ("" for a random id); a
 	// node restarted under the same id takes its own leases back at once.
 	Node string
@@ -72,8 +71,8 @@ type claimed struct {
 	holder string
 }
 
-// NewWorker returns a worker; Start runs it.
-func NewWorker(o WorkerOptions) *Worker {
+// NewWorker returns the delivery worker of s; it starts nothing (Start runs it).
+func (s *Service) NewWorker(o WorkerOptions) *Worker {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 4
 	}
@@ -86,8 +85,8 @@ func NewWorker(o WorkerOptions) *Worker {
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = time.Hour
 	}
-	if o.Poll <= 0 {
-		o.Poll = time.Second
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
 	}
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = 30 * time.Second
@@ -95,7 +94,7 @@ func NewWorker(o WorkerOptions) *Worker {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{o: o, s: o.Service, node: lease.NewNode(o.Node), jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}),
+	return &Worker{o: o, s: s, node: lease.NewNode(o.Node), jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}),
 		inflight: map[string]*claimed{}, free: make(chan struct{}, 1), quiet: make(chan struct{}), renewed: make(chan struct{})}
 }
 
@@ -246,7 +245,7 @@ func (w *Worker) dispatch() {
 				continue
 			}
 		}
-		wait := w.o.Poll
+		wait := w.o.PollInterval
 		if next > 0 {
 			if d := time.Duration(next - w.now().UnixNano()); d < wait {
 				wait = max(d, time.Millisecond)

@@ -78,6 +78,7 @@ type cluster struct {
 	cfg     string // the nodes' config file
 	mail    *smtptest.Server
 	hooks   *clusterReceiver
+	pg      *sharedPG
 	redis   *redistest.Server
 	data    []string // each node's own data folder
 	nodes   []*proc
@@ -94,14 +95,14 @@ func startCluster(t *testing.T, n int) *cluster {
 // test that polls a form's submit raises forms.rate_per_minute, say).
 func startClusterWith(t *testing.T, n int, extra string) *cluster {
 	t.Helper()
-	pg := sharedPostgres(t)
+	pg, pgSrv := sharedPostgres(t)
 	s3 := s3mem.New()
 	if err := s3.CreateBucket("assets"); err != nil {
 		t.Fatal(err)
 	}
 	s3srv := httptest.NewServer(gofakes3.New(s3).Server())
 	t.Cleanup(s3srv.Close)
-	c := &cluster{root: t, t: t, mail: smtptest.Start(t, nil), hooks: newClusterReceiver(t), redis: sharedRedis(t), client: &http.Client{
+	c := &cluster{root: t, t: t, mail: smtptest.Start(t, nil), hooks: newClusterReceiver(t), pg: pgSrv, redis: sharedRedis(t), client: &http.Client{
 		Timeout:   60 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true},
 	}}
@@ -215,8 +216,10 @@ func awaitFor(t *testing.T, deadline time.Duration, what string, cond func() boo
 
 // TestMultiNode runs the checks of 8.4 in order on one cluster: writes read through every node,
 // q on every node (and on a node restarted after the write), the forms limit across nodes, a
-// revocation reaching every node, the same with Redis stopped, each email delivered once, each
-// webhook event delivered once, and last, as it leaves one node dead, a SIGKILL under load.
+// revocation reaching every node, the same with Redis stopped, the database crashed and
+// restarted under load, each email delivered once (the workers resumed after the database
+// came back), each webhook event delivered once, and last, as it leaves one node dead, a
+// SIGKILL under load.
 func TestMultiNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL, Redis and three gateway processes")
@@ -228,6 +231,7 @@ func TestMultiNode(t *testing.T) {
 	t.Run("FormsLimitSharedAcrossNodes", c.formsLimitShared)
 	t.Run("RevokedKeyRefusedEverywhere", c.revokedKeyRefused)
 	t.Run("RedisDown", c.redisDown)
+	t.Run("DatabaseRestartUnderLoad", c.databaseRestartUnderLoad)
 	t.Run("EmailDeliveredOnce", c.emailDeliveredOnce)
 	t.Run("WebhooksDeliveredOnce", c.webhooksDeliveredOnce)
 	t.Run("SIGKILLUnderLoad", c.killUnderLoad)

@@ -33,7 +33,7 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 	if opts.CacheDir == "" {
 		opts.CacheDir = filepath.Join(d.cfg.Data, "plugin-cache")
 	}
-	opts.Logger = d.log
+	opts.Log = d.log
 	// http_fetch connects under the one egress policy (decisions.md 8.3).
 	opts.Egress = d.egress
 	opts.Registerer = d.reg
@@ -47,7 +47,7 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 		return nil, err
 	}
 	a.closers = append(a.closers, h.Close)
-	reg := pluginreg.New(d.db, d.tenancy)
+	reg := pluginreg.New(pluginreg.Options{DB: d.db, Tenancy: d.tenancy})
 	if err := d.tenancy.Add(reg); err != nil {
 		return nil, err
 	}
