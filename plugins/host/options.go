@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"runtime"
@@ -73,6 +74,10 @@ type Options struct {
 	// Egress is the connection policy of http_fetch (fetch.go). The gateway passes its
 	// edge/egress policy; nil denies every fetch.
 	Egress Egress
+
+	// beforeNative runs before each background compilation to machine
+	// code; tests delay it to observe the interpreted tier.
+	beforeNative func(ctx context.Context)
 }
 
 // FetchLimits caps what one plugin call may do through http_fetch.
