@@ -72,7 +72,7 @@ func (pl *plugin) call(ctx context.Context, hook hookID, input []byte, decode fu
 
 	cs := &inst.cs
 	*cs = callState{pl: pl, input: input, output: cs.output[:0], outputLimit: max(1<<20, 2*len(input))}
-	inst.setClock(pl.h.opts.Clock())
+	inst.setClock(pl.h.opts.Now())
 	inst.stack = inst.stack[:1]
 	err = inst.run(context.WithValue(callCtx, callKey{}, cs), inst.fns[hook], inst.stack)
 

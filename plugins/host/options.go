@@ -64,9 +64,9 @@ type Options struct {
 	// Fetch limits for http_fetch, per plugin call.
 	Fetch FetchLimits
 
-	// Clock is the time source given to guests: the wall clock a guest
+	// Now is the time source given to guests: the wall clock a guest
 	// reads is frozen at the start of each call. Default time.Now.
-	Clock func() time.Time
+	Now func() time.Time
 	// Rand returns the random source of a new instance (what the guest's
 	// random_get reads). Default: a ChaCha8 stream seeded from crypto/rand.
 	Rand func() io.Reader
@@ -117,7 +117,7 @@ func DefaultOptions() Options {
 			Timeout:            5 * time.Second,
 			MaxRedirects:       3,
 		},
-		Clock: time.Now,
+		Now: time.Now,
 	}
 }
 
@@ -171,8 +171,8 @@ func (o Options) withDefaults() Options {
 	if o.Fetch.MaxRedirects <= 0 {
 		o.Fetch.MaxRedirects = d.Fetch.MaxRedirects
 	}
-	if o.Clock == nil {
-		o.Clock = d.Clock
+	if o.Now == nil {
+		o.Now = d.Now
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)

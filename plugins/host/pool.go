@@ -234,7 +234,7 @@ func (p *pool) start(ctx context.Context) (*instance, error) {
 	pl := p.pl
 	opts := pl.h.opts
 	inst := &instance{stack: make([]uint64, 1), running: &pl.h.running}
-	inst.setClock(opts.Clock())
+	inst.setClock(opts.Now())
 	inst.mem = &cappedMemory{max: pl.memCap, budget: pl.h.mem, proj: p.proj}
 	var rnd io.Reader
 	if opts.Rand != nil {
