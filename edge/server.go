@@ -42,7 +42,7 @@ const MaxBodyBytes = 12 << 20
 // Options configures New.
 type Options struct {
 	Config   config.Config
-	Logger   *slog.Logger
+	Log      *slog.Logger
 	Registry *prometheus.Registry
 	// Products are mounted in order; AdminProducts among them also get admin routes.
 	Products []Product
@@ -74,7 +74,7 @@ type Server struct {
 // New builds the fiber app with the middleware order: request id, access log (which renders
 // errors), recover, host routing, then the routes.
 func New(o Options) (*Server, error) {
-	log := o.Logger
+	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -86,6 +86,8 @@ type NewUser struct {
 
 // Options configures NewService.
 type Options struct {
+	// DB is the store holding users and sessions (required).
+	DB *store.DB
 	// SessionTTL is how long a session lasts after sign-in; DefaultSessionTTL when zero.
 	SessionTTL time.Duration
 	// Now is the clock; time.Now when nil.
@@ -122,8 +124,8 @@ type Service struct {
 	hasher  hasher
 }
 
-// NewService returns the accounts service over db. It starts nothing.
-func NewService(db *store.DB, o Options) *Service {
+// NewService returns the accounts service over Options.DB. It starts nothing.
+func NewService(o Options) *Service {
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
 	}
@@ -133,7 +135,7 @@ func NewService(db *store.DB, o Options) *Service {
 	if o.FailuresPerMinute <= 0 {
 		o.FailuresPerMinute = DefaultFailures
 	}
-	return &Service{db: db, ttl: o.SessionTTL, now: o.Now,
+	return &Service{db: o.DB, ttl: o.SessionTTL, now: o.Now,
 		byEmail: newThrottle(o.FailuresPerMinute, time.Minute, o.Now, o.SharedThrottle, "email"),
 		byIP:    newThrottle(o.FailuresPerMinute, time.Minute, o.Now, o.SharedThrottle, "ip"),
 		hasher:  defaultHasher}

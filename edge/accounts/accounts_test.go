@@ -25,7 +25,7 @@ func newService(t *testing.T) (*Service, *clock) {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	clock := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	return NewService(db, Options{Now: clock.Now}), clock
+	return NewService(Options{DB: db, Now: clock.Now}), clock
 }
 
 const pw = "a good password"

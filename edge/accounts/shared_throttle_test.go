@@ -27,7 +27,7 @@ func TestSignInThrottleSharedByNodes(t *testing.T) {
 	t.Cleanup(func() { _ = db.Close() })
 	name := redistest.Name("login")
 	node := func() *accounts.Service {
-		return accounts.NewService(db, accounts.Options{SharedThrottle: redisrate.NewThrottle(srv.Client(),
+		return accounts.NewService(accounts.Options{DB: db, SharedThrottle: redisrate.NewThrottle(srv.Client(),
 			redisrate.ThrottleOptions{Name: name, Max: accounts.DefaultFailures, Per: time.Minute, Timeout: 2 * time.Second})})
 	}
 	a, b := node(), node()

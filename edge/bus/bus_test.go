@@ -52,7 +52,7 @@ type node struct {
 
 func newNode(t *testing.T, name string, db *store.DB, rdb *redis.Client, channel string) *node {
 	t.Helper()
-	n := &node{name: name, ten: tenancy.NewService(db, tenancy.Options{}), remote: make(chan heard, 64)}
+	n := &node{name: name, ten: tenancy.NewService(tenancy.Options{DB: db}), remote: make(chan heard, 64)}
 	n.keys = auth.New(n.ten, 100)
 	n.ten.OnChange(func(context.Context, []tenancy.Change) { n.keys.Purge() })
 	n.ten.OnChange(func(_ context.Context, cs []tenancy.Change) {

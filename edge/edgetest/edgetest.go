@@ -104,7 +104,7 @@ func New(t testing.TB, o Options) *Harness {
 	if o.Dir != "" {
 		storeOptions = storetest.ReusedOptions
 	}
-	so := storeOptions(t, store.Options{Dir: dir + "/db", SyncWrites: cfg.Storage.SyncWrites, Logger: log,
+	so := storeOptions(t, store.Options{Dir: dir + "/db", SyncWrites: cfg.Storage.SyncWrites, Log: log,
 		BlockCacheMB: cfg.Storage.BlockCacheMB, IndexCacheMB: cfg.Storage.IndexCacheMB,
 		MemTableMB: cfg.Storage.MemTableMB, NumMemtables: cfg.Storage.NumMemtables})
 	if so.Backend == store.BackendPostgres {
@@ -114,7 +114,7 @@ func New(t testing.TB, o Options) *Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(db, tenancy.Options{Now: o.Now})
+	ten := tenancy.NewService(tenancy.Options{DB: db, Now: o.Now})
 	keys := auth.New(ten, 1000)
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 	reg := prometheus.NewRegistry()
@@ -126,11 +126,11 @@ func New(t testing.TB, o Options) *Harness {
 	if o.Tenants != "" {
 		h.Apply(o.Tenants)
 	}
-	h.Accounts = accounts.NewService(db, accounts.Options{Now: o.Now})
+	h.Accounts = accounts.NewService(accounts.Options{DB: db, Now: o.Now})
 	acc := admin.NewAccounts(h.Accounts, ten, admin.SecureCookie(cfg.PublicURL), "/")
 	// Every harness poisons the request memory fiber lends to handlers after each request: a
 	// handler that keeps a string of a request fails its product's tests at once.
-	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: reg, Products: products,
+	srv, err := edge.New(edge.Options{Config: cfg, Log: log, Registry: reg, Products: products,
 		Admin: []edge.AdminProduct{admin.NewAPI(ten), acc}, Sessions: acc, ProjectOrg: projectOrg(ten),
 		PoisonRequestMemory: !o.KeepRequestMemory})
 	if err != nil {

@@ -28,7 +28,7 @@ func openBadger(opts Options) (*badgerEngine, error) {
 	}
 	// Badger would fsync once per transaction; the committer syncs once per group instead.
 	bo = bo.WithSyncWrites(false).
-		WithLogger(slogAdapter{l: opts.Logger}).
+		WithLogger(slogAdapter{l: opts.Log}).
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false).
 		WithBlockCacheSize(int64(orDefault(opts.BlockCacheMB, DefaultBlockCacheMB)) << 20).

@@ -94,6 +94,9 @@ func (e *pgEngine) load(r io.Reader) error {
 		if del {
 			return b.delete(key)
 		}
+		if err := checkKey(key); err != nil {
+			return err // a badger stream may hold keys written before MaxKeyLen was enforced
+		}
 		return b.set(key, val)
 	})
 	if err == nil {

@@ -237,7 +237,8 @@ func (t *pgTxn) commit(st *stage) error {
 		t.rollback()
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "54000" {
-			return fmt.Errorf("store: a key longer than PostgreSQL's index takes (about 2,700 bytes): %w", err)
+			// Set refuses keys past MaxKeyLen first; this is the server's word on one anyway.
+			return fmt.Errorf("%w: PostgreSQL's index takes about 2,700 bytes: %w", ErrKeyTooLong, err)
 		}
 		return fmt.Errorf("store: postgres commit: %w", err)
 	}

@@ -92,7 +92,7 @@ func openPostgres(opts Options) (*pgEngine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: postgres: %w", err)
 	}
-	e := &pgEngine{pool: pool, durable: opts.SyncWrites, log: opts.Logger}
+	e := &pgEngine{pool: pool, durable: opts.SyncWrites, log: opts.Log}
 	if err := e.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -50,7 +50,25 @@ var (
 	ErrReadOnly = errors.New("store: write in a read-only transaction")
 	// ErrUnsupported reports an operation the backend in use does not have.
 	ErrUnsupported = errors.New("store: not supported by this backend")
+	// ErrKeyTooLong reports a write of a key longer than MaxKeyLen, refused on every backend.
+	ErrKeyTooLong = errors.New("store: key too long")
 )
+
+// MaxKeyLen is the longest key a write may use, on every backend alike: PostgreSQL's btree
+// takes an index row of at most 2,704 bytes (a third of a page; the key, its length header and
+// the row header), badger 65,000 bytes. Set and Batch.Set refuse a longer key with
+// ErrKeyTooLong at once, so a write that badger takes is never one that postgres refuses at
+// commit. Products keep caller data in keys below it: they bound ids and names, and
+// index/fields keeps a long value's prefix only.
+const MaxKeyLen = 2048
+
+// checkKey refuses a key longer than MaxKeyLen.
+func checkKey(key []byte) error {
+	if len(key) > MaxKeyLen {
+		return fmt.Errorf("%w: %d bytes, at most %d (%.40q...)", ErrKeyTooLong, len(key), MaxKeyLen, key)
+	}
+	return nil
+}
 
 // Backends Options.Backend names.
 const (
@@ -75,8 +93,8 @@ type Options struct {
 	SyncWrites bool
 	// InMemory keeps everything in memory (badger only; tests and benchmarks).
 	InMemory bool
-	// Logger receives the backend's own logs; nil discards them.
-	Logger *slog.Logger
+	// Log receives the backend's own logs; nil discards them.
+	Log *slog.Logger
 	// Badger memory knobs; zero means the small default in brackets. Badger's own defaults
 	// (64 MB memtables ×5, 256 MB block cache, unbounded index cache) cost over a gigabyte of
 	// RSS at a million records; these keep the server near 200 MB.
@@ -240,8 +258,13 @@ type Batch struct{ b batchWriter }
 // NewBatch starts a bulk write batch. Call Flush to commit what is left, or Cancel.
 func (db *DB) NewBatch() *Batch { return &Batch{b: db.e.newBatch()} }
 
-// Set queues key=val in the batch.
-func (b *Batch) Set(key, val []byte) error { return b.b.set(key, val) }
+// Set queues key=val in the batch; a key longer than MaxKeyLen is refused (ErrKeyTooLong).
+func (b *Batch) Set(key, val []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	return b.b.set(key, val)
+}
 
 // Delete queues the removal of key in the batch.
 func (b *Batch) Delete(key []byte) error { return b.b.delete(key) }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mathrand "math/rand/v2"
 	"sort"
 	"strings"
 	"sync"
@@ -469,5 +470,77 @@ func TestStatsSizeSync(t *testing.T) {
 				t.Errorf("Size = %d, want the table's size", lsm)
 			}
 		}
+	})
+}
+
+// A key of MaxKeyLen bytes (random: PostgreSQL cannot compress it under its index limit) is
+// written and read on every backend; one byte more is refused with ErrKeyTooLong on every
+// backend alike, by Set and by Batch.Set, and fails its own Update only: the Updates grouped
+// with it commit.
+func TestKeyTooLong(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b testBackend) {
+		ctx := context.Background()
+		db := b.open(t, Options{})
+		rnd := mathrand.New(mathrand.NewPCG(1, 2))
+		long := make([]byte, MaxKeyLen+1)
+		for i := range long {
+			long[i] = byte(rnd.Uint32())
+		}
+		copy(long, "long/")
+		max := long[:MaxKeyLen]
+		if err := db.Update(ctx, func(tx *Txn) error { return tx.Set(max, []byte("v")) }); err != nil {
+			t.Fatalf("Update of a %d-byte key = %v", MaxKeyLen, err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 10)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				k := []byte(fmt.Sprintf("ok/%d", i))
+				errs[i] = db.Update(ctx, func(tx *Txn) error {
+					if i == 4 {
+						if err := tx.Set(k, []byte("v")); err != nil {
+							return err
+						}
+						return tx.Set(long, []byte("v"))
+					}
+					return tx.Set(k, []byte("v"))
+				})
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if (i == 4) != (err != nil) {
+				t.Errorf("Update %d = %v", i, err)
+			}
+		}
+		if !errors.Is(errs[4], ErrKeyTooLong) {
+			t.Errorf("Update of a %d-byte key = %v, want ErrKeyTooLong", len(long), errs[4])
+		}
+		batch := db.NewBatch()
+		if err := batch.Set(long, []byte("v")); !errors.Is(err, ErrKeyTooLong) {
+			t.Errorf("Batch.Set of a %d-byte key = %v, want ErrKeyTooLong", len(long), err)
+		}
+		if err := batch.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		_ = db.View(ctx, func(tx *Txn) error {
+			if v, err := tx.Get(max); err != nil || string(v) != "v" {
+				t.Errorf("Get of the %d-byte key = %q, %v", MaxKeyLen, v, err)
+			}
+			if ok, _ := tx.Has([]byte("ok/4")); ok {
+				t.Errorf("the refused Update wrote its other key")
+			}
+			if ok, err := tx.Has(long); ok || err != nil {
+				t.Errorf("Has of the refused key = %v, %v", ok, err)
+			}
+			n := 0
+			_ = tx.Iterate(IterOptions{Prefix: []byte("ok/"), KeysOnly: true}, func(_, _ []byte) (bool, error) { n++; return true, nil })
+			if n != 9 {
+				t.Errorf("%d of the 9 other Updates committed", n)
+			}
+			return nil
+		})
 	})
 }

@@ -56,10 +56,14 @@ func (tx *Txn) Has(key []byte) (bool, error) {
 	return tx.r.has(key)
 }
 
-// Set writes key=val. Neither slice may be changed until the transaction ends.
+// Set writes key=val. Neither slice may be changed until the transaction ends. A key longer
+// than MaxKeyLen is refused with ErrKeyTooLong (and nothing written).
 func (tx *Txn) Set(key, val []byte) error {
 	if tx.st == nil {
 		return ErrReadOnly
+	}
+	if err := checkKey(key); err != nil {
+		return err
 	}
 	tx.st.put(key, val, false)
 	return nil

@@ -29,18 +29,20 @@ type Service struct {
 
 // Options configures NewService.
 type Options struct {
+	// DB is the store holding orgs, projects and keys (required).
+	DB *store.DB
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
 
-// NewService returns the tenancy service over db. Register the products' sections before the first
-// apply.
-func NewService(db *store.DB, opts Options) *Service {
-	now := opts.Now
+// NewService returns the tenancy service over Options.DB; it starts nothing. Register the
+// products' sections before the first apply.
+func NewService(o Options) *Service {
+	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: db, now: now}
+	return &Service{db: o.DB, now: now}
 }
 
 // Register adds the sections products own. They are checked and applied in registration order

@@ -21,7 +21,7 @@ func open(t *testing.T) *tenancy.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return tenancy.NewService(db, tenancy.Options{})
+	return tenancy.NewService(tenancy.Options{DB: db})
 }
 
 func demo(t *testing.T) []byte {

@@ -132,7 +132,7 @@ func backoff(base time.Duration, n int) time.Duration {
 
 // attempt delivers d once under the lease of holder and records the outcome; base is the
 // backoff base (BaseBackoff, or a shorter one in tests). It reports false when it recorded
-// nothing (cut short by shutdown, or the webhook could not be read).
+// nothing (cut short by the end of the shutdown timeout, or the webhook could not be read).
 func (s *Service) attempt(ctx context.Context, d Delivery, holder string, base time.Duration) bool {
 	h, err := s.hook(ctx, d.Project, d.Webhook)
 	var r result
@@ -149,7 +149,7 @@ func (s *Service) attempt(ctx context.Context, d Delivery, holder string, base t
 	}
 	gone := err != nil || !h.Subscribes(d.Type)
 	if ctx.Err() != nil && !r.ok() {
-		return false // shutting down: the delivery stays due and is attempted after the restart
+		return false // cut short by the shutdown timeout: the delivery is released, due again at once
 	}
 	s.record(d, holder, r, gone, base)
 	return true

@@ -8,3 +8,6 @@ func ClaimForTest(w *Worker, n int) (int, error) {
 	cs, err := w.next(context.Background(), n)
 	return len(cs), err
 }
+
+// LoopEnded is closed once w's queue loop ended (Stop was called): w claims nothing more.
+func LoopEnded(w *Worker) <-chan struct{} { return w.looped }

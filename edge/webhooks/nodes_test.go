@@ -89,7 +89,7 @@ type hookNode struct {
 
 func newHookNode(t *testing.T, db *store.DB, id, document string, now func() time.Time, ttl time.Duration) *hookNode {
 	t.Helper()
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	svc, err := webhooks.NewService(webhooks.Options{DB: db, Egress: egress.New(egress.Options{AllowPrivateNetworks: true}), Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -150,13 +150,15 @@ func TestNodesDeliverEachWebhookOnce(t *testing.T) {
 				emitOn(t, db, nodes[i%2].svc, evs...)
 			}
 			c.await(t)
-			// Every outcome recorded before the workers stop: a worker stopped between the
-			// receiver's answer and its record releases the delivery, and the other node sends
-			// it again (at-least-once), which is not what this test is about.
-			awaitSettled(t, db)
+			// Stop lets the attempts in flight record their outcome (none is released to the
+			// other node, TestStopLetsAttemptInFlightFinish); an attempt sent twice has reached
+			// the receiver by the time both returned.
 			for _, n := range nodes {
-				_ = n.w.Stop(context.Background()) // an attempt sent twice has reached the receiver by now
+				if err := n.w.Stop(context.Background()); err != nil {
+					t.Fatal(err)
+				}
 			}
+			awaitSettled(t, db)
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			for id, k := range c.seen {

@@ -37,10 +37,12 @@ type WorkerOptions struct {
 }
 
 // Worker delivers the pending deliveries: at least once, retried with backoff, in order per
-// order key. Start launches it and Stop ends it; a delivery cut short by Stop stays due and
-// is attempted again after the restart. Many workers (one per node) may share one store: each
-// attempt is claimed under a lease in the store (edge/lease), so one worker makes it; a
-// delivery whose lease runs out (its node died mid-attempt) is claimed again by any of them.
+// order key. Start launches it and Stop ends it: Stop claims nothing more and lets the attempts
+// in flight finish and record their outcome; only an attempt the shutdown timeout cuts short
+// is released (due again at once, for the next start or another node). Many workers (one per
+// node) may share one store: each attempt is claimed under a lease in the store (edge/lease),
+// so one worker makes it; a delivery whose lease runs out (its node died mid-attempt) is
+// claimed again by any of them.
 type Worker struct {
 	s    *Service
 	o    WorkerOptions
@@ -56,8 +58,11 @@ type Worker struct {
 	busy     int
 	again    chan struct{}
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// cancel ends the loop (no more claims), which closes looped; abort cuts the attempts in
+	// flight short.
+	cancel, abort context.CancelFunc
+	looped        chan struct{}
+	wg            sync.WaitGroup
 }
 
 // NewWorker returns the delivery worker of s; it starts nothing.
@@ -74,7 +79,8 @@ func (s *Service) NewWorker(o WorkerOptions) *Worker {
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = s.egress.Timeout() + 30*time.Second
 	}
-	return &Worker{s: s, o: o, node: lease.NewNode(o.Node), inflight: map[string]bool{}, again: make(chan struct{}, 1)}
+	return &Worker{s: s, o: o, node: lease.NewNode(o.Node), inflight: map[string]bool{}, again: make(chan struct{}, 1),
+		looped: make(chan struct{})}
 }
 
 // Start requeues the leases a stopped process left behind (every lease on a store of its
@@ -83,15 +89,24 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.recover(ctx); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
+	attempts, abort := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(attempts)
+	w.cancel, w.abort = cancel, abort
 	w.wg.Add(1)
-	go w.loop(ctx)
+	go w.loop(ctx, attempts)
 	return nil
 }
 
-// Stop ends the loop and waits for the attempts in flight (each bounded by the egress
-// timeout), or for ctx.
+// releaseGrace bounds how long Stop, once its ctx ended, waits for the attempts it cut short
+// to release their deliveries (one small transaction each).
+const releaseGrace = 2 * time.Second
+
+// Stop stops claiming and waits for the attempts in flight (each bounded by the egress
+// timeout) to finish and record their outcome. When ctx ends first (the shutdown timeout), the
+// attempts still in flight are cut short and release their deliveries, due again at once for
+// another node or the next start; Stop then returns ctx's error. Stopping between a
+// receiver's answer and its record would make another node send the delivery again, so Stop
+// cuts nothing short before ctx ends.
 func (w *Worker) Stop(ctx context.Context) error {
 	if w.cancel == nil {
 		return nil
@@ -103,12 +118,22 @@ func (w *Worker) Stop(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
 	}
+	w.abort()
+	t := time.NewTimer(releaseGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	return ctx.Err()
 }
 
-func (w *Worker) loop(ctx context.Context) {
+// loop scans the queue under ctx (ended by Stop) and runs the attempts under attempts (ended
+// only when Stop's own ctx ends first).
+func (w *Worker) loop(ctx, attempts context.Context) {
 	defer w.wg.Done()
+	defer close(w.looped)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	sweep := time.NewTicker(time.Hour)
@@ -127,7 +152,7 @@ func (w *Worker) loop(ctx context.Context) {
 				w.s.log.Info("webhooks: swept old attempts and ended deliveries", "count", n)
 			}
 		}
-		if err := w.dispatch(ctx); err != nil && ctx.Err() == nil {
+		if err := w.dispatch(ctx, attempts); err != nil && ctx.Err() == nil {
 			w.s.log.Error("webhooks: scanning the queue failed", "err", err)
 		}
 		if !t.Stop() {
@@ -149,9 +174,9 @@ const (
 	fullScanEvery = 30 * time.Second
 )
 
-// dispatch starts an attempt for each due delivery, while attempts are free, skipping those
-// whose order group has an older pending delivery or one in flight.
-func (w *Worker) dispatch(ctx context.Context) error {
+// dispatch starts an attempt (under attempts) for each due delivery, while attempts are free,
+// skipping those whose order group has an older pending delivery or one in flight.
+func (w *Worker) dispatch(ctx, attempts context.Context) error {
 	w.mu.Lock()
 	free := w.o.Concurrency - w.busy
 	w.mu.Unlock()
@@ -160,7 +185,7 @@ func (w *Worker) dispatch(ctx context.Context) error {
 	}
 	claimed, err := w.next(ctx, free)
 	for _, c := range claimed {
-		w.run(ctx, c)
+		w.run(attempts, c)
 	}
 	return err
 }
@@ -399,8 +424,8 @@ func (w *Worker) run(ctx context.Context, c claimedDelivery) {
 	go func() {
 		defer w.wg.Done()
 		if !w.s.attempt(ctx, d, c.holder, w.o.BaseBackoff) {
-			// Cut short (shutdown): the delivery is due again at once, for the next start
-			// or another node.
+			// Cut short (the shutdown timeout) or the webhook unreadable: the delivery is due
+			// again at once, for the next start or another node.
 			err := w.s.db.Update(context.Background(), func(txn *store.Txn) error {
 				return w.s.unlease(txn, d.Project, d.Webhook, u, c.holder, w.s.now().UnixNano())
 			})

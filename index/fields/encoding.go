@@ -5,7 +5,16 @@
 // range scans over those keys.
 //
 // Encodings are self-delimiting (no encoded value is a prefix of another), so an entry key
-// splits back into value and id, and entries of one value sort by id. A compound index puts a
+// splits back into value and id, and entries of one value sort by id.
+//
+// Long strings: keys are bounded (store.MaxKeyLen, PostgreSQL's index limit), values are not.
+// An entry key holds a string of more than MaxInline bytes as its key form: the first
+// MaxInline bytes, then the truncation mark 0x00 0x02 where a whole string ends with 0x00 0x01
+// (keyForm); the entry's value holds the full encoding. Key order stays value order between
+// different key forms (a prefix sorts before its extensions, and the mark after the end of a
+// whole string of those same bytes); only the long strings that share their first MaxInline
+// bytes share a key form, and Scan orders that run by their full values before handing them
+// on, so a scan sees full values in exact order whatever their length. A compound index puts a
 // second encoded value first (Sub): <prefix><lead value><value><record id>, so that the entries
 // of one lead value are an ordinary index of the other value.
 package fields
@@ -70,7 +79,45 @@ func String(s string) []byte {
 	return append(b, 0, 1)
 }
 
-// Len returns the length of the encoded value at the start of b.
+// MaxInline is the longest string, in bytes, that an index key holds whole (see the package
+// doc): its key form is at most 2*MaxInline+3 bytes (every 0x00 escaped).
+const MaxInline = 512
+
+// KeyForm returns the form enc takes in an entry key: enc itself, or for a string of more than
+// MaxInline bytes its first MaxInline bytes followed by the truncation mark. A key form sorts
+// after every value less than the strings it stands for and before each of them.
+func KeyForm(enc []byte) []byte { return keyForm(enc) }
+
+func keyForm(enc []byte) []byte {
+	if len(enc) <= MaxInline+3 || enc[0] != TagString {
+		return enc // holds at most MaxInline bytes of string
+	}
+	for i, n := 1, 0; i+1 < len(enc); n++ {
+		if enc[i] == 0 && enc[i+1] == 1 {
+			return enc // the string ended within MaxInline bytes
+		}
+		if n == MaxInline {
+			return append(enc[:i:i], 0, 2)
+		}
+		if enc[i] == 0 {
+			i += 2 // an escaped 0x00
+		} else {
+			i++
+		}
+	}
+	return enc
+}
+
+// Truncated reports whether an encoded value (from a key) is a long string's key form.
+func Truncated(enc []byte) bool { return truncated(enc) }
+
+func truncated(enc []byte) bool {
+	n := len(enc)
+	return n >= 3 && enc[0] == TagString && enc[n-2] == 0 && enc[n-1] == 2
+}
+
+// Len returns the length of the encoded value at the start of b (a long string's key form
+// included: it ends at its truncation mark).
 func Len(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, ErrCorrupt
@@ -94,7 +141,7 @@ func Len(b []byte) (int, error) {
 				continue
 			}
 			switch b[i+1] {
-			case 1:
+			case 1, 2: // the end, or the truncation mark of a key form
 				return i + 2, nil
 			case 0xFF:
 				i++
@@ -106,10 +153,11 @@ func Len(b []byte) (int, error) {
 	return 0, ErrCorrupt
 }
 
-// Decode returns the Go value of one encoded value: nil, bool, float64 or string.
+// Decode returns the Go value of one encoded value: nil, bool, float64 or string. A long
+// string's key form is not a value (ErrCorrupt): Scan hands on full values.
 func Decode(b []byte) (any, error) {
 	n, err := Len(b)
-	if err != nil || n != len(b) {
+	if err != nil || n != len(b) || truncated(b) {
 		return nil, ErrCorrupt
 	}
 	switch b[0] {

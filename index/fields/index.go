@@ -2,11 +2,14 @@ package fields
 
 import (
 	"bytes"
+	"sort"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
-// Entry returns the index key of record id with the encoded value enc, below prefix.
+// Entry returns the entry of record id with the encoded value enc, below prefix, as a
+// position in scan order (ScanOptions.After). The key Put stores is the same but for a long
+// string, which it holds in its key form (see the package doc).
 func Entry(prefix, enc []byte, id string) []byte {
 	k := make([]byte, 0, len(prefix)+len(enc)+len(id))
 	k = append(k, prefix...)
@@ -25,7 +28,8 @@ func Sub(prefix, enc []byte) []byte {
 	return append(k, enc...)
 }
 
-// Split returns the encoded value and the record id of an entry key below prefix.
+// Split returns the encoded value and the record id of an entry key below prefix (for a long
+// string, its key form: the full value is the entry's value).
 func Split(prefix, key []byte) (enc []byte, id string, err error) {
 	rest := key[len(prefix):]
 	n, err := Len(rest)
@@ -35,21 +39,38 @@ func Split(prefix, key []byte) (enc []byte, id string, err error) {
 	return rest[:n], string(rest[n:]), nil
 }
 
-// Put writes one entry per value in encs (an empty value: Index writes nothing).
+// Put writes one entry per value in encs (an empty value: Index writes nothing). An entry's
+// value is empty, or for a long string its full encoding (its key holds the key form).
 func Put(txn *store.Txn, prefix []byte, encs [][]byte, id string) error {
 	for _, e := range encs {
-		if err := txn.Set(Entry(prefix, e, id), nil); err != nil {
+		var val []byte
+		kf := keyForm(e)
+		if len(kf) != len(e) {
+			val = e
+		}
+		if err := txn.Set(Entry(prefix, kf, id), val); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Remove deletes the entries Put wrote for the same values.
+// legacyMaxKey is badger's own key limit: before key forms, a long string's entry was written
+// whole, in a key of at most this length.
+const legacyMaxKey = 65000
+
+// Remove deletes the entries Put wrote for the same values. For a long string it deletes the
+// whole-value key too, which versions before key forms wrote (badger stores only).
 func Remove(txn *store.Txn, prefix []byte, encs [][]byte, id string) error {
 	for _, e := range encs {
-		if err := txn.Delete(Entry(prefix, e, id)); err != nil {
+		kf := keyForm(e)
+		if err := txn.Delete(Entry(prefix, kf, id)); err != nil {
 			return err
+		}
+		if legacy := Entry(prefix, e, id); len(kf) != len(e) && len(legacy) <= legacyMaxKey {
+			if err := txn.Delete(legacy); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -113,32 +134,49 @@ func ScanValues(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc, id, v
 }
 
 func scan(txn *store.Txn, prefix []byte, o ScanOptions, keysOnly bool, fn func(enc, id, val []byte) (bool, error)) error {
+	var afterEnc, afterID []byte
+	if o.After != nil {
+		rest := o.After[len(prefix):]
+		n, err := Len(rest)
+		if err != nil {
+			return err
+		}
+		afterEnc, afterID = rest[:n], rest[n:]
+	}
+	// The key where the scan starts: the range's near end and the resume point, in key forms.
+	// A long value's key form is the start (or, reverse, the end) of the run it shares. o.After
+	// may hold a key form itself (a cursor's stand-in for a value it no longer knows): it sorts
+	// before every full value of its run, so the whole run is visited from the start.
 	var start []byte
 	if !o.Reverse {
 		if o.Range.Lo.Value != nil {
-			start = append(append([]byte{}, prefix...), o.Range.Lo.Value...)
+			start = append(append([]byte{}, prefix...), keyForm(o.Range.Lo.Value)...)
 		}
-		if o.After != nil && (start == nil || bytes.Compare(o.After, start) >= 0) {
-			start = append(append([]byte{}, o.After...), 0)
+		if o.After != nil {
+			a := append(append([]byte{}, o.After...), 0)
+			if kf := keyForm(afterEnc); truncated(kf) {
+				a = append(append([]byte{}, prefix...), kf...)
+			}
+			if start == nil || bytes.Compare(a, start) >= 0 {
+				start = a
+			}
 		}
 	} else {
 		if o.Range.Hi.Value != nil {
-			start = append(append(append([]byte{}, prefix...), o.Range.Hi.Value...), 0xFF, 0xFF, 0xFF, 0xFF)
+			start = append(append(append([]byte{}, prefix...), keyForm(o.Range.Hi.Value)...), 0xFF, 0xFF, 0xFF, 0xFF)
 		}
-		if o.After != nil && (start == nil || bytes.Compare(o.After, start) <= 0) {
-			start = o.After
+		if o.After != nil {
+			a := o.After
+			if kf := keyForm(afterEnc); truncated(kf) {
+				a = append(append(append([]byte{}, prefix...), kf...), 0xFF, 0xFF, 0xFF, 0xFF)
+			}
+			if start == nil || bytes.Compare(a, start) <= 0 {
+				start = a
+			}
 		}
 	}
-	return txn.Iterate(store.IterOptions{Prefix: prefix, Start: start, Reverse: o.Reverse, KeysOnly: keysOnly}, func(k, v []byte) (bool, error) {
-		if o.After != nil && bytes.Equal(k, o.After) {
-			return true, nil
-		}
-		rest := k[len(prefix):]
-		n, err := Len(rest)
-		if err != nil {
-			return false, err
-		}
-		enc, id := rest[:n], rest[n:]
+	// visit hands on one entry of full value enc, in exact scan order.
+	visit := func(enc, id, val []byte) (bool, error) {
 		if !o.Range.Contains(enc) {
 			// Past the far end of the range: stop; before the near end (exclusive bound): skip.
 			if o.Reverse {
@@ -150,8 +188,77 @@ func scan(txn *store.Txn, prefix []byte, o ScanOptions, keysOnly bool, fn func(e
 			}
 			return true, nil
 		}
-		return fn(enc, id, v)
+		return fn(enc, id, val)
+	}
+	// run holds the entries of one long-string key form (runKey), read in key order, until the
+	// run ends: flush orders them by full value and id and visits those after o.After.
+	var run []longEntry
+	var runKey []byte
+	flush := func() (bool, error) {
+		defer func() { run = run[:0] }()
+		sort.Slice(run, func(i, j int) bool { return run[i].before(run[j], o.Reverse) })
+		for _, e := range run {
+			if o.After != nil && !(longEntry{full: afterEnc, id: afterID}).before(e, o.Reverse) {
+				continue
+			}
+			if more, err := visit(e.full, e.id, e.val); err != nil || !more {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+	err := txn.Iterate(store.IterOptions{Prefix: prefix, Start: start, Reverse: o.Reverse, KeysOnly: keysOnly}, func(k, v []byte) (bool, error) {
+		rest := k[len(prefix):]
+		n, err := Len(rest)
+		if err != nil {
+			return false, err
+		}
+		enc, id := rest[:n], rest[n:]
+		if len(run) > 0 && !bytes.Equal(enc, runKey) {
+			if more, err := flush(); err != nil || !more {
+				return false, err
+			}
+		}
+		if truncated(enc) {
+			full := v
+			if keysOnly {
+				if full, err = txn.Get(k); err != nil {
+					return false, err
+				}
+			}
+			if !bytes.Equal(keyForm(full), enc) {
+				return false, ErrCorrupt
+			}
+			if len(run) == 0 {
+				runKey = append(runKey[:0], enc...)
+			}
+			run = append(run, longEntry{full: bytes.Clone(full), id: bytes.Clone(id), val: bytes.Clone(v)})
+			return true, nil
+		}
+		if o.After != nil && bytes.Equal(k, o.After) {
+			return true, nil
+		}
+		return visit(enc, id, v)
 	})
+	if err == nil && len(run) > 0 {
+		_, err = flush()
+	}
+	return err
+}
+
+// longEntry is an entry of a long string, with its full value.
+type longEntry struct{ full, id, val []byte }
+
+// before reports whether e comes before f in scan order: by full value, then id.
+func (e longEntry) before(f longEntry, reverse bool) bool {
+	c := bytes.Compare(e.full, f.full)
+	if c == 0 {
+		c = bytes.Compare(e.id, f.id)
+	}
+	if reverse {
+		return c > 0
+	}
+	return c < 0
 }
 
 // Count counts the entries of r below prefix, stopping at limit (returns limit then).

@@ -64,7 +64,7 @@ type compiledEntry struct {
 // New creates a Host. Close it to release runtimes and the cache.
 func New(ctx context.Context, opts Options) (*Host, error) {
 	opts = opts.withDefaults()
-	h := &Host{opts: opts, log: opts.Logger, projects: map[string]*project{},
+	h := &Host{opts: opts, log: opts.Log, projects: map[string]*project{},
 		sched: newScheduler(opts), mem: &memBudget{total: uint64(opts.MemoryBudgetMB) << 20}}
 	m, err := newMetrics(opts.Registerer)
 	if err != nil {

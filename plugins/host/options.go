@@ -15,8 +15,8 @@ type Options struct {
 	// CacheDir holds wazero's on-disk compilation cache, so a restart does
 	// not recompile modules. Empty keeps compiled code in memory only.
 	CacheDir string
-	// Logger receives the host's own structured logs. Nil discards them.
-	Logger *slog.Logger
+	// Log receives the host's own structured logs. Nil discards them.
+	Log *slog.Logger
 	// Registerer receives the plugin metrics. Nil keeps them in a private
 	// registry (never the global default one).
 	Registerer prometheus.Registerer
@@ -169,8 +169,8 @@ func (o Options) withDefaults() Options {
 	if o.Clock == nil {
 		o.Clock = d.Clock
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.Registerer == nil {
 		o.Registerer = prometheus.NewRegistry()

@@ -36,7 +36,7 @@ func openGateway(t testing.TB, dir, smtpAddr string) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	svc, err := email.NewService(email.Options{DB: db, Tenancy: ten})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestCrashRedelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	svc, err := email.NewService(email.Options{DB: db, Tenancy: ten})
 	if err != nil {
 		t.Fatal(err)

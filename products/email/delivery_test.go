@@ -140,6 +140,11 @@ func TestHardBounceSuppresses(t *testing.T) {
 		t.Fatalf("DELETE suppression = %d", r.Status)
 	}
 	e.waitStatus(t, e.send(t, welcome("blocked@example.com")), email.StatusDelivered)
+	// An address longer than RFC 5321 allows is refused (suppressions are keyed by address).
+	long := strings.Repeat("a", 300) + "@example.com"
+	if r := e.Admin("POST", "/orgs/acme/suppressions", map[string]string{"email": long}); r.Status != 400 || !strings.Contains(string(r.Body), "VALIDATION_FAILED") {
+		t.Errorf("POST suppression of a %d-byte address = %d %s, want 400 VALIDATION_FAILED", len(long), r.Status, r.Body)
+	}
 }
 
 func TestEvents(t *testing.T) {

@@ -21,3 +21,6 @@ func SendClaimedForTest(w *Worker) {
 		sess.Deliver(context.Background(), c.m)
 	}
 }
+
+// Stopping reports whether Stop was called on w (it claims nothing more).
+func Stopping(w *Worker) bool { return w.stopping.Load() }

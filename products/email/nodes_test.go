@@ -25,7 +25,7 @@ type node struct {
 // through this node (once per store).
 func newNode(t *testing.T, db *store.DB, id string, srv *smtptest.Server, now func() time.Time, apply bool, o email.WorkerOptions) *node {
 	t.Helper()
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	svc, err := email.NewService(email.Options{DB: db, Tenancy: ten, Now: now})
 	if err != nil {
 		t.Fatal(err)

@@ -73,7 +73,12 @@ var (
 	_ tenancy.Section = suppressionsSection{}
 )
 
+// validAddress reports a bare address of at most maxAddressLen bytes (suppressions are kept
+// under keys holding the address: store.MaxKeyLen bounds them).
 func validAddress(a string) bool {
+	if len(a) > maxAddressLen {
+		return false
+	}
 	_, err := mail.ParseAddress(a)
 	return err == nil && !strings.ContainsAny(a, "<> ")
 }

@@ -72,8 +72,9 @@ type Options struct {
 	Now func() time.Time
 	// DefaultFrom is the sender when neither the request nor the project names one.
 	DefaultFrom Address
-	// Hook filters sends before they are queued; nil means none.
-	Hook SendHook
+	// Plugins runs the email.send hook on sends before they are queued (edge/cmd/gatehouse
+	// adapts the plugin host to it); nil for none.
+	Plugins SendHook
 	// Registerer receives the product's metrics (metrics.go); nil records none.
 	Registerer prometheus.Registerer
 	// Events hears every status move inside its transaction (events.go); nil for none.
@@ -106,7 +107,7 @@ func NewService(o Options) (*Service, error) {
 	if o.DB == nil || o.Tenancy == nil {
 		return nil, errors.New("email: NewService needs a DB and Tenancy")
 	}
-	s := &Service{db: o.DB, tenants: o.Tenancy, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Hook, metrics: newMetrics(o.Registerer), events: o.Events,
+	s := &Service{db: o.DB, tenants: o.Tenancy, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Plugins, metrics: newMetrics(o.Registerer), events: o.Events,
 		wake: make(chan struct{}, 1)}
 	s.projects = tenancy.NewCache[found[project]](4096, "project", "sender")
 	s.templates = tenancy.NewCache[found[Template]](4096, "template")

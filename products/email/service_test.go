@@ -53,7 +53,7 @@ func newServiceDB(t *testing.T, o email.Options) (*email.Service, *tenancy.Servi
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	o.DB, o.Tenancy = db, ten
 	svc, err := email.NewService(o)
 	if err != nil {
@@ -137,7 +137,7 @@ var _ email.SendHook = hook{}
 
 func TestSendHookAndClose(t *testing.T) {
 	t.Parallel()
-	svc := newService(t, email.Options{Hook: hook{}})
+	svc := newService(t, email.Options{Plugins: hook{}})
 	ctx := context.Background()
 	rc, err := svc.Send(ctx, demo, "", inlineReq("a@example.com"))
 	if err != nil {
@@ -174,7 +174,7 @@ func TestSendHookAndClose(t *testing.T) {
 // refuses it before anything is queued.
 func TestPrepareRunsTheSendHook(t *testing.T) {
 	t.Parallel()
-	svc, _, db := newServiceDB(t, email.Options{Hook: hook{}})
+	svc, _, db := newServiceDB(t, email.Options{Plugins: hook{}})
 	ctx := context.Background()
 	p, err := svc.Prepare(ctx, "demo", inlineReq("a@example.com"))
 	if err != nil {

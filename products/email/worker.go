@@ -125,9 +125,14 @@ func (w *Worker) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops claiming, lets deliveries in flight finish (bounded by ctx; their leases are
-// renewed meanwhile), releases claimed messages not yet started, and closes the transport
-// sessions.
+// Stop stops claiming, lets deliveries in flight finish and record their outcome (their leases
+// are renewed meanwhile), releases claimed messages not yet started (due again at once, for
+// another node or the next start), and closes the transport sessions. Stopping between the
+// server's answer and its record would make another node send the message again, so Stop cuts
+// nothing short (TestStopLetsDeliveryInFlightFinish). When ctx (the shutdown timeout) ends
+// first, Stop returns its error; a delivery still in flight (an SMTP exchange cannot be cut
+// halfway) keeps its lease, which another node takes over once it runs out, or this node at
+// its restart.
 func (w *Worker) Stop(ctx context.Context) error {
 	if !w.started || w.stopping.Swap(true) {
 		return nil

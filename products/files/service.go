@@ -439,6 +439,10 @@ func (s *Service) receive(ctx context.Context, a *Asset, contentType string, con
 	res := <-done
 	var apiErr *apierr.Error
 	switch {
+	case putErr != nil && mt.err == nil && !errors.As(putErr, &apiErr):
+		// The blob store failed (S3 unreachable, say) while the body was fine so far: the
+		// analyzer saw the failure as a cut body, which is not the caller's fault.
+		return measured{}, fmt.Errorf("files: storing %s: %w", a.ID, putErr)
 	case res.err != nil && errors.As(res.err, &apiErr):
 		return measured{}, res.err
 	case mt.err != nil && errors.As(mt.err, &apiErr):

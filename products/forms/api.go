@@ -27,8 +27,8 @@ const (
 // Rule is the key rule of both public routes: a project-scoped publishable key for forms.
 var Rule = auth.Rule{Product: "forms", PublishableOnly: true, NeedProject: true}
 
-// Product mounts the Forms routes at {public_url}/forms and the inbox under /admin/v1.
-type Product struct {
+// API mounts the Forms routes at {public_url}/forms and the inbox under /admin/v1.
+type API struct {
 	svc     *Service
 	auth    *auth.Authenticator
 	cursors *cursor.Cursors
@@ -37,22 +37,22 @@ type Product struct {
 
 // NewAPI returns the forms routes over svc. trustedProxies (config trusted_proxies:
 // IPs or CIDRs) are the peers whose X-Forwarded-For names the submitter.
-func NewAPI(svc *Service, a *auth.Authenticator, cursors *cursor.Cursors, trustedProxies []string) *Product {
-	return &Product{svc: svc, auth: a, cursors: cursors, proxies: parseProxies(trustedProxies)}
+func NewAPI(svc *Service, a *auth.Authenticator, cursors *cursor.Cursors, trustedProxies []string) *API {
+	return &API{svc: svc, auth: a, cursors: cursors, proxies: parseProxies(trustedProxies)}
 }
 
 // Segment is the product's path segment: {forms_base_url} is {public_url}/forms.
-func (p *Product) Segment() string { return "forms" }
+func (p *API) Segment() string { return "forms" }
 
 // Mount registers GET /forms/:slug and POST /forms/:slug/submit (the interface's paths under
 // {forms_base_url}).
-func (p *Product) Mount(r fiber.Router) {
+func (p *API) Mount(r fiber.Router) {
 	p.auth.Handle(r, http.MethodGet, "/forms/:slug", Rule, p.definition)
 	p.auth.Handle(r, http.MethodPost, "/forms/:slug/submit", Rule, p.submit)
 }
 
 // MountAdmin registers the form definitions list and the inbox routes under /admin/v1.
-func (p *Product) MountAdmin(r fiber.Router) {
+func (p *API) MountAdmin(r fiber.Router) {
 	r.Get("/projects/:project/forms", p.forms)
 	r.Get("/projects/:project/forms/:slug/submissions", p.inbox)
 	r.Get("/projects/:project/forms/:slug/submissions/:id", p.submission)
@@ -60,7 +60,7 @@ func (p *Product) MountAdmin(r fiber.Router) {
 	r.Delete("/projects/:project/forms/:slug/submissions/:id", p.deleteSubmission)
 }
 
-func (p *Product) definition(c *fiber.Ctx) error {
+func (p *API) definition(c *fiber.Ctx) error {
 	k := auth.KeyOf(c)
 	d, err := p.svc.Definition(c.UserContext(), k.Project, c.Params("slug"))
 	if err != nil {
@@ -69,7 +69,7 @@ func (p *Product) definition(c *fiber.Ctx) error {
 	return c.JSON(d)
 }
 
-func (p *Product) submit(c *fiber.Ctx) error {
+func (p *API) submit(c *fiber.Ctx) error {
 	k := auth.KeyOf(c)
 	slug := utils.CopyString(c.Params("slug"))
 	adm, err := p.svc.Admit(c.UserContext(), k.Project, slug, k.Hash)
@@ -246,7 +246,7 @@ func addValue(m map[string]any, k, v string) {
 
 func inboxScope(project, slug string) string { return "forms-inbox/" + project + "/" + slug }
 
-func (p *Product) inbox(c *fiber.Ctx) error {
+func (p *API) inbox(c *fiber.Ctx) error {
 	if wantsCSV(c) {
 		return p.inboxCSV(c)
 	}
@@ -274,7 +274,7 @@ func (p *Product) inbox(c *fiber.Ctx) error {
 	return c.JSON(httpx.NewList(page.Items, next))
 }
 
-func (p *Product) submission(c *fiber.Ctx) error {
+func (p *API) submission(c *fiber.Ctx) error {
 	project, slug := c.Params("project"), c.Params("slug")
 	sub, err := p.svc.Get(c.UserContext(), project, slug, c.Params("id"))
 	if err != nil {
@@ -286,7 +286,7 @@ func (p *Product) submission(c *fiber.Ctx) error {
 	return c.JSON(sub)
 }
 
-func (p *Product) file(c *fiber.Ctx) error {
+func (p *API) file(c *fiber.Ctx) error {
 	n, err := strconv.Atoi(c.Params("n"))
 	if err != nil {
 		return ErrSubmissionNotFound

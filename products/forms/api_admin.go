@@ -8,7 +8,7 @@ import (
 )
 
 // forms answers GET /admin/v1/projects/{project}/forms: the dashboard's form picker, one page.
-func (p *Product) forms(c *fiber.Ctx) error {
+func (p *API) forms(c *fiber.Ctx) error {
 	list, err := p.svc.Forms(c.UserContext(), utils.CopyString(c.Params("project")))
 	if err != nil {
 		return err

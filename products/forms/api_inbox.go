@@ -14,7 +14,7 @@ func wantsCSV(c *fiber.Ctx) bool {
 }
 
 // inboxCSV answers GET .../submissions with Accept: text/csv: the whole inbox, streamed.
-func (p *Product) inboxCSV(c *fiber.Ctx) error {
+func (p *API) inboxCSV(c *fiber.Ctx) error {
 	project, slug := utils.CopyString(c.Params("project")), utils.CopyString(c.Params("slug"))
 	head, err := p.svc.CSVHeader(c.UserContext(), project, slug)
 	if err != nil {
@@ -34,7 +34,7 @@ func (p *Product) inboxCSV(c *fiber.Ctx) error {
 }
 
 // deleteSubmission answers DELETE .../submissions/{id}: 204, the submission and its files gone.
-func (p *Product) deleteSubmission(c *fiber.Ctx) error {
+func (p *API) deleteSubmission(c *fiber.Ctx) error {
 	project, slug, id := utils.CopyString(c.Params("project")), utils.CopyString(c.Params("slug")), utils.CopyString(c.Params("id"))
 	if err := p.svc.DeleteSubmission(c.UserContext(), project, slug, id); err != nil {
 		return err

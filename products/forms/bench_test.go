@@ -43,7 +43,7 @@ func benchSubmit(b *testing.B, syncWrites bool, clients int) {
 				t.Fatal(err)
 			}
 			join(t, d.Tenancy, svc)
-			t.Cleanup(svc.Close)
+			t.Cleanup(func() { _ = svc.Close() })
 			return []edge.Product{forms.NewAPI(svc, d.Auth, cur, nil)}
 		},
 	})
@@ -126,7 +126,7 @@ func BenchmarkSubmitService(b *testing.B) {
 				t.Fatal(err)
 			}
 			join(t, d.Tenancy, svc)
-			t.Cleanup(svc.Close)
+			t.Cleanup(func() { _ = svc.Close() })
 			return nil
 		},
 	})

@@ -38,8 +38,7 @@ type Verifier interface {
 }
 
 // PluginVerifiers finds the verifier a project's plugin provides (the plugins issue implements
-// it with Wasm). A nil PluginVerifiers means no plugin captcha: such forms answer 503
-// CAPTCHA_NOT_CONFIGURED.
+// it with Wasm); Options.Plugins provides it.
 type PluginVerifiers interface {
 	CaptchaVerifier(ctx context.Context, project, plugin string) (Verifier, error)
 }

@@ -41,7 +41,7 @@ func FuzzDecodeMultipart(f *testing.F) {
 	c := testForm()
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, body []byte) {
-		sp, err := decodeMultipart(bytes.NewReader(body), "BOUNDARY", dir, Admission{c: c}.FieldKind, nil)
+		sp, err := decodeMultipart(bytes.NewReader(body), "BOUNDARY", dir, spoolPrefix, Admission{c: c}.FieldKind, nil)
 		if err != nil {
 			return
 		}

@@ -200,7 +200,7 @@ func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 			}
 			join(t, d.Tenancy, svc)
 			e.svc = svc
-			t.Cleanup(svc.Close)
+			t.Cleanup(func() { _ = svc.Close() })
 			return []edge.Product{forms.NewAPI(svc, d.Auth, cur, d.Config.TrustedProxies), embedhost.New(embedhost.Options{PublicURL: d.Config.PublicURL, EmbedURL: d.Config.EmbedHost})}
 		},
 	})

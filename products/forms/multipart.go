@@ -28,7 +28,9 @@ const maxPartHeaderBytes = 64 << 10
 // errPartHeader is a part whose header block is longer than maxPartHeaderBytes.
 var errPartHeader = errors.New("forms: a multipart part header is longer than 64 KB")
 
-// spoolPrefix names the temporary files that hold file parts until the submission is stored.
+// spoolPrefix begins the names of the temporary files that hold file parts until the
+// submission is stored. A service adds its own run id after it (Service.spoolPart), so its
+// Start tells the parts a crash left apart from the parts of submissions arriving meanwhile.
 const spoolPrefix = "part-"
 
 // FieldKinds tells the multipart decoder, by field name, whether a field exists and whether it
@@ -42,6 +44,8 @@ type Spool struct {
 	Files  map[string][]FilePart
 	paths  []string
 	log    *slog.Logger
+	// dir and prefix place and name the spooled files.
+	dir, prefix string
 }
 
 // Remove deletes the spooled files. It is safe on a nil or half-filled Spool.
@@ -59,19 +63,19 @@ func (s *Spool) Remove() {
 
 // decodeMultipart streams a multipart/form-data body: text parts become values (at most
 // MaxMultipartTextBytes together), file parts are copied to temporary files in dir (at most
-// MaxFileBytes each) as they arrive, so a submission holds a few kilobytes of memory whatever
+// MaxFileBytes each, named prefix*) as they arrive, so a submission holds a few kilobytes of memory whatever
 // its size. A part without a name, or a file part for a field that does not take files, is
 // refused before its bytes are read. On error the spooled files are already removed.
-func decodeMultipart(body io.Reader, boundary, dir string, kinds FieldKinds, log *slog.Logger) (*Spool, error) {
+func decodeMultipart(body io.Reader, boundary, dir, prefix string, kinds FieldKinds, log *slog.Logger) (*Spool, error) {
 	if boundary == "" {
 		return nil, bodyErr(errors.New("no boundary"))
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Spool{Values: map[string]any{}, Files: map[string][]FilePart{}, log: log}
+	s := &Spool{Values: map[string]any{}, Files: map[string][]FilePart{}, log: log, dir: dir, prefix: prefix}
 	guard := &headerGuard{r: body, delim: []byte("--" + boundary)}
-	if err := s.read(multipart.NewReader(guard, boundary), dir, kinds); err != nil {
+	if err := s.read(multipart.NewReader(guard, boundary), kinds); err != nil {
 		s.Remove()
 		return nil, err
 	}
@@ -93,7 +97,7 @@ func bodyErr(err error) error {
 	return e
 }
 
-func (s *Spool) read(mr *multipart.Reader, dir string, kinds FieldKinds) error {
+func (s *Spool) read(mr *multipart.Reader, kinds FieldKinds) error {
 	text := 0
 	for i := 0; ; i++ {
 		part, err := mr.NextPart()
@@ -122,7 +126,7 @@ func (s *Spool) read(mr *multipart.Reader, dir string, kinds FieldKinds) error {
 			return apierr.Validation(apierr.FieldProblem{Field: name,
 				Problem: fmt.Sprintf("is not a file field, but %s is a file part", partLabel(i, filename))})
 		}
-		err = s.spool(part, name, filename, dir)
+		err = s.spool(part, name, filename)
 		part.Close()
 		if err != nil {
 			return err
@@ -157,11 +161,11 @@ func (s *Spool) readText(part *multipart.Part, name string, budget int) (int, er
 }
 
 // spool copies a file part to a temporary file and records it.
-func (s *Spool) spool(part *multipart.Part, name, filename, dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+func (s *Spool) spool(part *multipart.Part, name, filename string) error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("forms: spool folder: %w", err)
 	}
-	f, err := os.CreateTemp(dir, spoolPrefix+"*")
+	f, err := os.CreateTemp(s.dir, s.prefix+"*")
 	if err != nil {
 		return fmt.Errorf("forms: spool file: %w", err)
 	}
@@ -205,11 +209,18 @@ func (s *Spool) spool(part *multipart.Part, name, filename, dir string) error {
 	return nil
 }
 
-// cleanSpool removes the file parts a crash left in dir (only our own, by prefix).
-func cleanSpool(dir string, log *slog.Logger) {
-	stale, _ := filepath.Glob(filepath.Join(dir, spoolPrefix+"*"))
+// cleanSpool removes the file parts a crash left in dir: the files named spoolPrefix*, except
+// those named own* (the parts of this run's submissions, which may arrive meanwhile).
+func cleanSpool(dir, own string, log *slog.Logger) {
+	var stale []string
+	parts, _ := filepath.Glob(filepath.Join(dir, spoolPrefix+"*"))
+	for _, p := range parts {
+		if !strings.HasPrefix(filepath.Base(p), own) {
+			stale = append(stale, p)
+		}
+	}
 	for _, p := range stale {
-		if err := os.Remove(p); err != nil {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			log.Warn("removing a stale spooled file part", "path", p, "err", err)
 		}
 	}

@@ -27,7 +27,7 @@ orgs:
               - {name: email, type: email}
 `
 	fs, db := newService(t, pluginTenants, nil)
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	join(t, ten, fs)
 	for _, tc := range []struct{ name, extra, path string }{
 		{"not an address", "            notify: {to: [\"not an address\"]}\n", "forms[0].notify.to[0]"},

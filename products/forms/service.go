@@ -36,16 +36,22 @@ type Filter interface {
 	FilterSubmission(ctx context.Context, in FilterInput) (map[string]any, error)
 }
 
+// Plugins are the project's plugins as the forms product calls them: the forms.submit hook
+// and the plugin captcha verifiers (edge/cmd/gatehouse adapts the plugin host to it).
+type Plugins interface {
+	Filter
+	PluginVerifiers
+}
+
 // Options configures NewService. DB and Blobs are required.
 type Options struct {
 	DB    *store.DB
 	Blobs blob.Store
 	// Verifiers are the built-in captcha verifiers by provider name (NewVerifiers builds them).
 	Verifiers map[string]Verifier
-	// Plugins finds plugin captcha verifiers; nil when no plugin host is wired.
-	Plugins PluginVerifiers
-	// Filter is the forms.submit hook; nil for none.
-	Filter Filter
+	// Plugins runs the forms.submit hook and finds plugin captcha verifiers; nil when no
+	// plugin host is wired (no filter; a plugin captcha answers 503 CAPTCHA_NOT_CONFIGURED).
+	Plugins Plugins
 	// Events hears each accepted submission inside its transaction (notify.go); nil for none.
 	Events Events
 	// Now is the clock of timestamps and of the rate limiter (time.Now when nil).
@@ -56,7 +62,7 @@ type Options struct {
 	// buckets in Redis that every node of a deployment shares); it must allow RatePerMinute.
 	Limiter ratelimit.Allower
 	// SpoolDir holds multipart file parts while their submission is validated and stored
-	// (os.TempDir() when empty). Start removes the parts a crash left there.
+	// (os.TempDir() when empty). Start removes the parts an earlier run left there.
 	SpoolDir string
 	// AdminBase is the admin API root ({public_url}/admin/v1) used for file links in the inbox.
 	AdminBase string
@@ -73,6 +79,8 @@ type Service struct {
 	cache *tenancy.Cache[*compiled]
 	log   *slog.Logger
 	m     *metrics
+	// spoolPart begins the names of this run's spooled file parts: spoolPrefix and a run id.
+	spoolPart string
 }
 
 // NewVerifiers returns the three built-in siteverify verifiers with their endpoint URLs.
@@ -116,6 +124,8 @@ func NewService(o Options) (*Service, error) {
 		cache: cache,
 		log:   log,
 		m:     newMetrics(o.Registerer),
+		// The run id keeps this run's parts apart from an earlier run's (Start).
+		spoolPart: spoolPrefix + uuid.NewString()[:8] + "-",
 	}, nil
 }
 
@@ -128,18 +138,21 @@ func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
 // writes they held (every product's, not only submissions).
 func (s *Service) CommitStats() (commits, writes uint64) { return s.o.DB.CommitStats() }
 
-// Start removes the multipart file parts a crash left in Options.SpoolDir (not in the shared
-// os.TempDir()). Call it before the server takes requests: a part being written is not told
-// apart from a stale one.
+// Start removes the multipart file parts an earlier run (a crash) left in Options.SpoolDir (not
+// in the shared os.TempDir()). It may run while submissions arrive, after the server listens:
+// their parts carry this run's id and stay.
 func (s *Service) Start(context.Context) error {
 	if s.o.SpoolDir != os.TempDir() {
-		cleanSpool(s.o.SpoolDir, s.log)
+		cleanSpool(s.o.SpoolDir, s.spoolPart, s.log)
 	}
 	return nil
 }
 
+// Stop is a no-op kept for the lifecycle: Start leaves nothing running.
+func (s *Service) Stop(context.Context) error { return nil }
+
 // Close is a no-op kept for the lifecycle: the store's committer drains on the store's Close.
-func (s *Service) Close() {}
+func (s *Service) Close() error { return nil }
 
 // form loads (through the cache) a published, public form of project.
 func (s *Service) form(ctx context.Context, project, slug string) (*compiled, error) {
@@ -255,7 +268,7 @@ func (a Admission) FieldKind(name string) (known, file bool) {
 
 // decodeMultipart streams a multipart body of an admitted submission into a Spool.
 func (s *Service) decodeMultipart(body io.Reader, boundary string, a Admission) (*Spool, error) {
-	return decodeMultipart(body, boundary, s.o.SpoolDir, a.FieldKind, s.log)
+	return decodeMultipart(body, boundary, s.o.SpoolDir, s.spoolPart, a.FieldKind, s.log)
 }
 
 // Admit finds the form (404 FORM_NOT_FOUND, 403 FORM_PRIVATE) and takes one request from the
@@ -309,8 +322,8 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 	if err != nil {
 		return Receipt{}, err
 	}
-	if s.o.Filter != nil {
-		out, err := s.o.Filter.FilterSubmission(ctx, FilterInput{Project: in.Project, Form: in.Slug, Data: data, IP: in.IP, UserAgent: in.UserAgent})
+	if s.o.Plugins != nil {
+		out, err := s.o.Plugins.FilterSubmission(ctx, FilterInput{Project: in.Project, Form: in.Slug, Data: data, IP: in.IP, UserAgent: in.UserAgent})
 		if err != nil {
 			return Receipt{}, err
 		}

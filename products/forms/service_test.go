@@ -48,8 +48,8 @@ func newService(t *testing.T, doc string, edit func(*forms.Options)) (*forms.Ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(svc.Close)
-	ten := tenancy.NewService(db, tenancy.Options{})
+	t.Cleanup(func() { _ = svc.Close() })
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	join(t, ten, svc)
 	d, err := tenancy.Parse([]byte(doc))
 	if err != nil {
@@ -67,6 +67,11 @@ func (f filterFunc) FilterSubmission(ctx context.Context, in forms.FilterInput) 
 	return f(ctx, in)
 }
 
+// CaptchaVerifier completes forms.Plugins: a filter alone provides no captcha.
+func (f filterFunc) CaptchaVerifier(context.Context, string, string) (forms.Verifier, error) {
+	return nil, errors.New("no such plugin")
+}
+
 type verifierFunc func(context.Context, forms.Challenge) (forms.Verdict, error)
 
 func (f verifierFunc) Verify(ctx context.Context, ch forms.Challenge) (forms.Verdict, error) {
@@ -74,6 +79,11 @@ func (f verifierFunc) Verify(ctx context.Context, ch forms.Challenge) (forms.Ver
 }
 
 type plugins map[string]forms.Verifier
+
+// FilterSubmission completes forms.Plugins: captcha plugins alone keep the data as it is.
+func (p plugins) FilterSubmission(context.Context, forms.FilterInput) (map[string]any, error) {
+	return nil, nil
+}
 
 func (p plugins) CaptchaVerifier(_ context.Context, _, name string) (forms.Verifier, error) {
 	v, ok := p[name]
@@ -87,7 +97,7 @@ func TestFilter(t *testing.T) {
 	t.Parallel()
 	reject := apierr.New(422, "SPAM", "looks like spam", nil)
 	svc, _ := newService(t, pluginTenants, func(o *forms.Options) {
-		o.Filter = filterFunc(func(_ context.Context, in forms.FilterInput) (map[string]any, error) {
+		o.Plugins = filterFunc(func(_ context.Context, in forms.FilterInput) (map[string]any, error) {
 			if in.Data["note"] == "casino" {
 				return nil, reject
 			}

@@ -5,10 +5,16 @@ import (
 	"io"
 	"mime/multipart"
 	"net/textproto"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/gatehouse-dev/gatehouse/edge/blob"
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
 // zeros reads n zero bytes without holding them.
@@ -53,7 +59,7 @@ func TestDecodeMultipartMemory(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	sp, err := decodeMultipart(pr, w.Boundary(), dir, Admission{c: c}.FieldKind, nil)
+	sp, err := decodeMultipart(pr, w.Boundary(), dir, spoolPrefix, Admission{c: c}.FieldKind, nil)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +90,7 @@ func TestPartHeaderBounded(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := decodeMultipart(strings.NewReader(bomb), "BOUNDARY", t.TempDir(), Admission{c: c}.FieldKind, nil)
+	_, err := decodeMultipart(strings.NewReader(bomb), "BOUNDARY", t.TempDir(), spoolPrefix, Admission{c: c}.FieldKind, nil)
 	runtime.ReadMemStats(&after)
 	if err == nil || !strings.Contains(err.Error(), "longer than 64 KB") {
 		t.Errorf("a 9 MB part header: %v, want refused as longer than 64 KB", err)
@@ -100,7 +106,7 @@ func TestPartHeaderBounded(t *testing.T) {
 		{"one byte at a time", iotest.OneByteReader(strings.NewReader(part(100)))},
 		{"half reads", iotest.HalfReader(strings.NewReader(part(60 << 10)))},
 	} {
-		sp, err := decodeMultipart(tc.r, "BOUNDARY", t.TempDir(), Admission{c: c}.FieldKind, nil)
+		sp, err := decodeMultipart(tc.r, "BOUNDARY", t.TempDir(), spoolPrefix, Admission{c: c}.FieldKind, nil)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
@@ -109,5 +115,58 @@ func TestPartHeaderBounded(t *testing.T) {
 			t.Errorf("%s: decoded %+v %+v", tc.name, sp.Files, sp.Values)
 		}
 		sp.Remove()
+	}
+}
+
+// TestStartKeepsPartsOfThisRun: Start runs after the server listens (a component), so a
+// submission may be spooling its file parts meanwhile. Start removes the parts an earlier run
+// left and none of this run's: the submission in flight keeps its file, byte for byte.
+func TestStartKeepsPartsOfThisRun(t *testing.T) {
+	t.Parallel()
+	db, err := storetest.Open(t, store.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	blobs, err := blob.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "spool")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"part-123", "part-0badc0de-456", "keep.txt"} { // an earlier run's parts, and a stranger
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := NewService(Options{DB: db, Blobs: blobs, SpoolDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	body := "--B\r\nContent-Disposition: form-data; name=\"front\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n" +
+		"in flight\r\n--B--\r\n"
+	c := compile("p", Form{Slug: "g", Published: true, Fields: []FormField{{Name: "front", Type: "file"}}}, nil)
+	sp, err := s.decodeMultipart(strings.NewReader(body), "B", Admission{c: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Remove()
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(left) != 2 || filepath.Base(left[0]) != "keep.txt" || !strings.HasPrefix(filepath.Base(left[1]), s.spoolPart) {
+		t.Errorf("spool folder after Start = %v, want this run's part (%s*) and keep.txt", left, s.spoolPart)
+	}
+	r, err := sp.Files["front"][0].Open()
+	if err != nil {
+		t.Fatalf("opening the part of the submission in flight after Start: %v", err)
+	}
+	defer r.Close()
+	if got, _ := io.ReadAll(r); string(got) != "in flight" {
+		t.Errorf("the part of the submission in flight reads %q after Start, want %q", got, "in flight")
 	}
 }

@@ -12,32 +12,32 @@ import (
 // answer for a minute and then revalidate it with If-None-Match.
 const CacheControl = "private, max-age=60"
 
-// Product is the membership product, mounted at {public_url}/membership.
-type Product struct {
+// API is the membership product, mounted at {public_url}/membership.
+type API struct {
 	auth *auth.Authenticator
 	svc  *Service
 }
 
 // NewAPI returns the membership routes over svc, guarding them with a.
-func NewAPI(svc *Service, a *auth.Authenticator) *Product {
-	return &Product{auth: a, svc: svc}
+func NewAPI(svc *Service, a *auth.Authenticator) *API {
+	return &API{auth: a, svc: svc}
 }
 
 // Segment implements edge.Product.
-func (p *Product) Segment() string { return "membership" }
+func (p *API) Segment() string { return "membership" }
 
 // Rule is what GET /config demands of the key: a publishable key (live or test) scoped for
 // membership and for one project, whose active connection is the answer.
 var Rule = auth.Rule{Product: "membership", PublishableOnly: true, AllowTest: true, NeedProject: true}
 
 // Mount implements edge.Product.
-func (p *Product) Mount(r fiber.Router) {
+func (p *API) Mount(r fiber.Router) {
 	p.auth.Handle(r, http.MethodGet, "/config", Rule, p.getConfig)
 	// HEAD answers the same headers without the body (curl -I, cache probes).
 	p.auth.Handle(r, http.MethodHead, "/config", Rule, p.getConfig)
 }
 
-func (p *Product) getConfig(c *fiber.Ctx) error {
+func (p *API) getConfig(c *fiber.Ctx) error {
 	key := auth.KeyOf(c)
 	// One URL answers differently per key: shared and browser caches must key on it.
 	c.Set(fiber.HeaderVary, "X-API-Key")

@@ -10,13 +10,13 @@ import (
 
 // MountAdmin registers the dashboard's routes under /admin/v1: the read of a project's
 // connections and the active switch.
-func (p *Product) MountAdmin(r fiber.Router) {
+func (p *API) MountAdmin(r fiber.Router) {
 	r.Get("/projects/:project/connections", p.connections)
 	r.Put("/projects/:project/connections/:name/active", httpx.BodyLimit(1<<10), p.setActive)
 }
 
 // connections answers GET /admin/v1/projects/{project}/connections: one page, no secret.
-func (p *Product) connections(c *fiber.Ctx) error {
+func (p *API) connections(c *fiber.Ctx) error {
 	list, err := p.svc.Connections(c.UserContext(), utils.CopyString(c.Params("project")))
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func (p *Product) connections(c *fiber.Ctx) error {
 
 // setActive answers PUT /admin/v1/projects/{project}/connections/{name}/active with
 // {"active": true|false}: the project's connections after the switch, secrets withheld.
-func (p *Product) setActive(c *fiber.Ctx) error {
+func (p *API) setActive(c *fiber.Ctx) error {
 	var req struct {
 		Active *bool `json:"active"`
 	}

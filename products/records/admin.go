@@ -62,6 +62,9 @@ func (s *Service) AdminList(ctx context.Context, q AdminQuery) (Page, error) {
 	p := &plan{criteria: c, access: stream, limit: q.Limit, after: after}
 	var page Page
 	err = s.view(ctx, func(rd *recReader) error {
+		if err := rd.resolveAfter(c, after); err != nil {
+			return err
+		}
 		recs, err := s.stream(ctx, rd, p, q.Limit+1)
 		if err != nil {
 			return err

@@ -180,7 +180,7 @@ func (r *redactor) RecordsRead(_ context.Context, _, _ string, recs []json.RawMe
 func TestReadFilter(t *testing.T) {
 	t.Parallel()
 	rf := &redactor{}
-	h, _ := newHarness(t, func(o *records.Options) { o.ReadFilter = rf })
+	h, _ := newHarness(t, func(o *records.Options) { o.Plugins = rf })
 	r := h.Do("GET", posts+"/records?limit=3", nil, "X-API-Key", pk)
 	if !strings.HasPrefix(string(r.Body), `{"items":[{"redacted":true},{"redacted":true},{"redacted":true}]`) || rf.calls != 1 {
 		t.Errorf("list with filter = %s (%d calls)", r.Body, rf.calls)

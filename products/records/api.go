@@ -12,23 +12,23 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
-// Product mounts the records routes under {records_base_url} and the record write routes
+// API mounts the records routes under {records_base_url} and the record write routes
 // under /admin/v1.
-type Product struct {
+type API struct {
 	svc  *Service
 	auth *auth.Authenticator
 }
 
 // NewAPI returns the records routes over svc, guarding them with a.
-func NewAPI(svc *Service, a *auth.Authenticator) *Product { return &Product{svc: svc, auth: a} }
+func NewAPI(svc *Service, a *auth.Authenticator) *API { return &API{svc: svc, auth: a} }
 
 // Segment is the product's path segment.
-func (p *Product) Segment() string { return "records" }
+func (p *API) Segment() string { return "records" }
 
 const collPath = "/projects/:project/collections/:collection"
 
 // Mount registers the read routes: collection definition, list, one record, aggregate.
-func (p *Product) Mount(r fiber.Router) {
+func (p *API) Mount(r fiber.Router) {
 	rule := auth.Rule{Product: "records"}
 	p.auth.Handle(r, http.MethodGet, collPath, rule, p.definition)
 	p.auth.Handle(r, http.MethodGet, collPath+"/records", rule, p.list)
@@ -38,7 +38,7 @@ func (p *Product) Mount(r fiber.Router) {
 
 // MountAdmin registers the record writes of decisions.md section 4 and the dashboard's reads:
 // the project's collections and every record of one, unpublished ones included.
-func (p *Product) MountAdmin(r fiber.Router) {
+func (p *API) MountAdmin(r fiber.Router) {
 	r.Get("/projects/:project/collections", p.collections)
 	r.Get(collPath+"/records", p.adminList)
 	r.Post(collPath+"/records\\:import", p.importRecords)
@@ -57,7 +57,7 @@ type target struct {
 
 // scope checks the key against the project in the path: a key of another project or org gets
 // 404 PROJECT_NOT_FOUND, never the data.
-func (p *Product) scope(c *fiber.Ctx) (target, error) {
+func (p *API) scope(c *fiber.Ctx) (target, error) {
 	t := target{project: utils.CopyString(c.Params("project")), collection: utils.CopyString(c.Params("collection"))}
 	info, err := p.svc.Project(c.UserContext(), t.project)
 	if err != nil {
@@ -79,7 +79,7 @@ func sendJSON(c *fiber.Ctx, status int, body []byte) error {
 	return c.Status(status).Send(body)
 }
 
-func (p *Product) definition(c *fiber.Ctx) error {
+func (p *API) definition(c *fiber.Ctx) error {
 	t, err := p.scope(c)
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func filters(c *fiber.Ctx) []string {
 	return out
 }
 
-func (p *Product) list(c *fiber.Ctx) error {
+func (p *API) list(c *fiber.Ctx) error {
 	t, err := p.scope(c)
 	if err != nil {
 		return err
@@ -120,7 +120,7 @@ func (p *Product) list(c *fiber.Ctx) error {
 	return httpx.WriteRawList(c, page.Items, page.Next)
 }
 
-func (p *Product) get(c *fiber.Ctx) error {
+func (p *API) get(c *fiber.Ctx) error {
 	t, err := p.scope(c)
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func (p *Product) get(c *fiber.Ctx) error {
 	return sendJSON(c, fiber.StatusOK, body)
 }
 
-func (p *Product) aggregate(c *fiber.Ctx) error {
+func (p *API) aggregate(c *fiber.Ctx) error {
 	t, err := p.scope(c)
 	if err != nil {
 		return err
@@ -157,7 +157,7 @@ func (p *Product) aggregate(c *fiber.Ctx) error {
 	return sendJSON(c, fiber.StatusOK, body)
 }
 
-func (p *Product) put(c *fiber.Ctx) error {
+func (p *API) put(c *fiber.Ctx) error {
 	t, err := p.scope(c)
 	if err != nil {
 		return err
@@ -183,7 +183,7 @@ func (p *Product) put(c *fiber.Ctx) error {
 	return sendJSON(c, status, body)
 }
 
-func (p *Product) delete(c *fiber.Ctx) error {
+func (p *API) delete(c *fiber.Ctx) error {
 	t, err := p.scope(c)
 	if err != nil {
 		return err
@@ -194,7 +194,7 @@ func (p *Product) delete(c *fiber.Ctx) error {
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
-func (p *Product) publish(published bool) fiber.Handler {
+func (p *API) publish(published bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		t, err := p.scope(c)
 		if err != nil {
@@ -210,7 +210,7 @@ func (p *Product) publish(published bool) fiber.Handler {
 
 // importRecords streams the NDJSON body when the server streams request bodies
 // (fiber StreamRequestBody); otherwise it reads the buffered body.
-func (p *Product) importRecords(c *fiber.Ctx) error {
+func (p *API) importRecords(c *fiber.Ctx) error {
 	t, err := p.scope(c)
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 )
 
 // collections answers the dashboard's collection picker.
-func (p *Product) collections(c *fiber.Ctx) error {
+func (p *API) collections(c *fiber.Ctx) error {
 	t, err := p.scope(c)
 	if err != nil {
 		return err
@@ -22,7 +22,7 @@ func (p *Product) collections(c *fiber.Ctx) error {
 
 // adminList answers the dashboard's record list (unpublished records included), with the
 // public list's filter, q and sort.
-func (p *Product) adminList(c *fiber.Ctx) error {
+func (p *API) adminList(c *fiber.Ctx) error {
 	t, err := p.scope(c)
 	if err != nil {
 		return err

@@ -35,7 +35,7 @@ orgs:
 func newCompoundService(t testing.TB, db *store.DB, doc string) (*Service, *tenancy.Service) {
 	t.Helper()
 	ctx := context.Background()
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	titles, err := title.OpenMemory()
 	if err != nil {
 		t.Fatal(err)

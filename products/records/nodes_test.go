@@ -30,7 +30,7 @@ type recNode struct {
 // test tenants through it (once per store); clock, when set, is its journal clock.
 func openNode(t *testing.T, db *store.DB, dir string, apply bool, clock func() time.Time, retention time.Duration) *recNode {
 	t.Helper()
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	titles, err := title.Open(filepath.Join(dir, "title.bleve"))
 	if err != nil {
 		t.Fatal(err)

@@ -171,7 +171,7 @@ func encodeCursor(t tuple) []byte {
 	b := []byte{1}
 	b = binary.AppendUvarint(b, uint64(len(t.vals)))
 	for _, v := range t.vals {
-		b = putBytes(b, v)
+		b = putBytes(b, cursorValue(v))
 	}
 	return append(b, t.id...)
 }
@@ -188,7 +188,7 @@ func decodeCursor(b []byte, n int) (tuple, error) {
 		if rd.err {
 			return tuple{}, apierr.ErrInvalidCursor
 		}
-		if l, err := fields.Len(v); err != nil || l != len(v) {
+		if !validCursorValue(v) {
 			return tuple{}, apierr.ErrInvalidCursor
 		}
 		t.vals[i] = v

@@ -33,7 +33,18 @@ orgs:
               - {name: t, type: multiselect, options: [x, y, z]}
               - {name: d, type: date}
               - {name: b, type: boolean}
+              - {name: l, type: text}
 `
+
+// longPool are values of the text field l: short ones, and long ones of which most share their
+// first 512 bytes (fields.MaxInline: an index key holds that much of a string), some by far
+// longer than PostgreSQL's index takes in a key.
+var longPool = func() []string {
+	base := strings.Repeat("m", 508)
+	return []string{"a", "m", base, base + "abc", base + "abcd", base + "abcd" + "y", base + "abcd" + "z",
+		base + "abcd" + strings.Repeat("z", 2000), base + "abcd" + strings.Repeat("a", 3000), base + "abcd" + "ma",
+		base + "abce" + "x", base + "abcd" + strings.Repeat("y", 700), base + "b" + strings.Repeat("q", 900)}
+}()
 
 var vocab = []string{"alpha", "alps", "beta", "bet", "gamma", "delta", "del", "omega"}
 
@@ -155,6 +166,13 @@ func randFilter(r *rand.Rand) propFilter {
 			v := r.Intn(2) == 0
 			return v, fmt.Sprint(v)
 		}},
+		{"l", []string{"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"}, func() (any, string) {
+			v := longPool[r.Intn(len(longPool))]
+			if r.Intn(4) == 0 {
+				v += "k" // between the pool's values
+			}
+			return v, v
+		}},
 	}
 	fo := fieldsOps[r.Intn(len(fieldsOps))]
 	op := fo.ops[r.Intn(len(fo.ops))]
@@ -195,7 +213,7 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	titles, _ := title.OpenMemory()
 	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, CandidateLimit: candLimit})
@@ -255,6 +273,9 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 		if r.Intn(3) > 0 {
 			rec.data["b"] = r.Intn(2) == 0
 		}
+		if r.Intn(4) > 0 {
+			rec.data["l"] = longPool[r.Intn(len(longPool))]
+		}
 		recs = append(recs, rec)
 		line := map[string]any{"id": rec.id, "published": rec.published, "data": rec.data, "createdAt": rec.created}
 		b, _ := jsonMarshal(line)
@@ -272,7 +293,7 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 	defer func() {
 		t.Logf("%d of %d queries had results, %d had the compound-index shape", nonEmpty, queries, compound)
 	}()
-	sortable := []string{"n", "s", "d", "b", "id", "createdAt", "title"}
+	sortable := []string{"n", "s", "d", "b", "id", "createdAt", "title", "l", "l"}
 	runQuery := func() {
 		queries++
 		var filters []propFilter
@@ -412,7 +433,7 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 			t.Fatalf("Aggregate(%v, q=%q) = %s, %v; want %d", raws, q, agg, err, len(want))
 		}
 		// So do groupBy (array fields counted per member) and distinct over the same records.
-		gfield := []string{"s", "t", "b", "n"}[r.Intn(4)]
+		gfield := []string{"s", "t", "b", "n", "l"}[r.Intn(5)]
 		wantGroups := map[string]int{}
 		seen := map[string]any{}
 		for _, m := range matched {
@@ -461,6 +482,7 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 			recs[k].data["s"] = string(rune('a' + r.Intn(4)))
 			recs[k].data["n"] = float64(r.Intn(15) - 3)
 			recs[k].data["t"] = []any{"x"}
+			recs[k].data["l"] = longPool[r.Intn(len(longPool))]
 			if _, _, err := svc.Put(ctx, "p", "c", records.WriteRecord{ID: recs[k].id, Data: recs[k].data}); err != nil {
 				t.Fatal(err)
 			}

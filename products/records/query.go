@@ -53,6 +53,9 @@ func (s *Service) List(ctx context.Context, q Query) (Page, error) {
 	}
 	var page Page
 	err = s.viewColl(ctx, sch, func(rd *recReader) error {
+		if err := rd.resolveAfter(c, after); err != nil {
+			return err
+		}
 		st, err := s.readStats(rd, c, true)
 		if err != nil {
 			return err

@@ -65,6 +65,11 @@ var (
 	docRoot  = store.Prefix(root, "d")
 )
 
+// maxOptionLen bounds the options of select and multiselect fields: their values are kept
+// whole in the keys of per-value counters and compound indexes (store.MaxKeyLen), as relation
+// values are, which are record ids (recordIDRe).
+const maxOptionLen = 256
+
 var (
 	fieldNameRe          = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,62}$`)
 	collectionFieldTypes = map[string]bool{"text": true, "number": true, "boolean": true, "date": true,
@@ -122,6 +127,11 @@ func checkCollection(c *tenancy.Check, cp string, col Collection, colls map[stri
 		}
 		if (f.Type == "select" || f.Type == "multiselect") && len(f.Options) == 0 {
 			c.Add(path+".options", "a %s field needs options", f.Type)
+		}
+		for j, o := range f.Options {
+			if len(o) > maxOptionLen {
+				c.Add(fmt.Sprintf("%s.options[%d]", path, j), "an option has at most %d bytes", maxOptionLen)
+			}
 		}
 		if (f.Type == "relation" || f.Type == "relations") && !colls[f.Collection] {
 			c.Add(path+".collection", "no collection %q in this project", f.Collection)
@@ -360,9 +370,13 @@ func CheckValue(f CollectionField, v any) string {
 		return ""
 	}
 	switch f.Type {
-	case "text", "email", "url", "date", "relation":
+	case "text", "email", "url", "date":
 		if _, ok := v.(string); !ok {
 			return fmt.Sprintf("%s field needs a string", f.Type)
+		}
+	case "relation":
+		if s, ok := v.(string); !ok || !recordIDRe.MatchString(s) {
+			return "relation field needs a record id (" + recordIDRule + ")"
 		}
 	case "number":
 		switch v.(type) {
@@ -388,6 +402,9 @@ func CheckValue(f CollectionField, v any) string {
 			s, ok := e.(string)
 			if !ok || (f.Type == "multiselect" && !contains(f.Options, s)) {
 				return fmt.Sprintf("every element must be a string%s", map[bool]string{true: " from " + strings.Join(f.Options, ", ")}[f.Type == "multiselect"])
+			}
+			if f.Type == "relations" && !recordIDRe.MatchString(s) {
+				return "every element must be a record id (" + recordIDRule + ")"
 			}
 		}
 	}

@@ -32,8 +32,9 @@ type Options struct {
 	Titles  *title.Index
 	Cursors *cursor.Cursors
 	Log     *slog.Logger
-	// ReadFilter is the records.read hook; nil for none.
-	ReadFilter ReadFilter
+	// Plugins runs the records.read hook (edge/cmd/gatehouse adapts the plugin host to it);
+	// nil for none.
+	Plugins ReadFilter
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// CandidateLimit is the most ids an index scan may give before the planner prefers an
@@ -106,7 +107,7 @@ func NewService(o Options) (*Service, error) {
 		return nil, errors.New("records: DB, Tenancy, Titles and Cursors are required")
 	}
 	s := &Service{db: o.DB, ten: o.Tenancy, titles: o.Titles, cursors: o.Cursors, log: o.Log,
-		filter: o.ReadFilter, now: o.Now, candLimit: o.CandidateLimit, qLimit: o.SearchLimit,
+		filter: o.Plugins, now: o.Now, candLimit: o.CandidateLimit, qLimit: o.SearchLimit,
 		shared: o.Shared, retention: o.JournalRetention, jnow: time.Now}
 	if s.retention <= 0 {
 		s.retention = DefaultJournalRetention

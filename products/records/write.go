@@ -9,8 +9,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
-// recordIDRe is the record id rule of the tenants document.
+// recordIDRe is the record id rule of the tenants document (recordIDRule in words).
 var recordIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+const recordIDRule = "1-128 letters, digits, ., - or _, starting with a letter or digit"
 
 // WriteRecord is one record of an admin write or an import line.
 type WriteRecord struct {
@@ -178,7 +180,7 @@ func (s *Service) validate(sch *Schema, in WriteRecord) (*record, []problem) {
 	if in.ID == "" {
 		in.ID = store.NewID()
 	} else if !recordIDRe.MatchString(in.ID) {
-		probs = append(probs, problem{"id", "must be 1-128 letters, digits, ., - or _, starting with a letter or digit"})
+		probs = append(probs, problem{"id", "must be " + recordIDRule})
 	}
 	for name, v := range in.Data {
 		f := sch.userField(name)

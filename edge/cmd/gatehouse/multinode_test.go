@@ -26,7 +26,8 @@ import (
 
 // The multi-node test of issue 17 (decisions.md 8.4): three real `gatehouse serve` processes on
 // one private PostgreSQL database, one private Redis, the S3 protocol server (gofakes3, in this
-// process) for blobs and an SMTP server (smtptest, in this process) for email. Each node has a
+// process) for blobs, an SMTP server (smtptest, in this process) for email and a webhook
+// receiver (clusterReceiver, in this process) for the project's webhook. Each node has a
 // data folder of its own, for what stays per node (title index, plugin cache, spool).
 //
 // No check uses a wall-clock threshold: what the contract bounds in time (q within 2 s, a
@@ -76,6 +77,8 @@ type cluster struct {
 	root, t *testing.T
 	cfg     string // the nodes' config file
 	mail    *smtptest.Server
+	hooks   *clusterReceiver
+	pg      *sharedPG
 	redis   *redistest.Server
 	data    []string // each node's own data folder
 	nodes   []*proc
@@ -92,14 +95,14 @@ func startCluster(t *testing.T, n int) *cluster {
 // test that polls a form's submit raises forms.rate_per_minute, say).
 func startClusterWith(t *testing.T, n int, extra string) *cluster {
 	t.Helper()
-	pg := sharedPostgres(t)
+	pg, pgSrv := sharedPostgres(t)
 	s3 := s3mem.New()
 	if err := s3.CreateBucket("assets"); err != nil {
 		t.Fatal(err)
 	}
 	s3srv := httptest.NewServer(gofakes3.New(s3).Server())
 	t.Cleanup(s3srv.Close)
-	c := &cluster{root: t, t: t, mail: smtptest.Start(t, nil), redis: sharedRedis(t), client: &http.Client{
+	c := &cluster{root: t, t: t, mail: smtptest.Start(t, nil), hooks: newClusterReceiver(t), pg: pgSrv, redis: sharedRedis(t), client: &http.Client{
 		Timeout:   60 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true},
 	}}
@@ -121,9 +124,11 @@ email:
   smtp: {host: 127.0.0.1, port: %d, tls: none}
 egress:
   allow_private_networks: true
+  timeout: 5s
 %s`, pg, c.redis.URL, strings.TrimPrefix(s3srv.URL, "http://"), c.mail.Port, extra)
 	tenants := filepath.Join(dir, "tenants.yaml")
-	for path, body := range map[string]string{c.cfg: cfg, tenants: multinodeTenants} {
+	doc := multinodeTenants + fmt.Sprintf(multinodeWebhooks, c.hooks.URL, hookSecret)
+	for path, body := range map[string]string{c.cfg: cfg, tenants: doc} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -211,8 +216,10 @@ func awaitFor(t *testing.T, deadline time.Duration, what string, cond func() boo
 
 // TestMultiNode runs the checks of 8.4 in order on one cluster: writes read through every node,
 // q on every node (and on a node restarted after the write), the forms limit across nodes, a
-// revocation reaching every node, the same with Redis stopped, each email delivered once, and
-// last, as it leaves one node dead, a SIGKILL under load.
+// revocation reaching every node, the same with Redis stopped, the database crashed and
+// restarted under load, each email delivered once (the workers resumed after the database
+// came back), each webhook event delivered once, and last, as it leaves one node dead, a
+// SIGKILL under load.
 func TestMultiNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL, Redis and three gateway processes")
@@ -224,7 +231,9 @@ func TestMultiNode(t *testing.T) {
 	t.Run("FormsLimitSharedAcrossNodes", c.formsLimitShared)
 	t.Run("RevokedKeyRefusedEverywhere", c.revokedKeyRefused)
 	t.Run("RedisDown", c.redisDown)
+	t.Run("DatabaseRestartUnderLoad", c.databaseRestartUnderLoad)
 	t.Run("EmailDeliveredOnce", c.emailDeliveredOnce)
+	t.Run("WebhooksDeliveredOnce", c.webhooksDeliveredOnce)
 	t.Run("SIGKILLUnderLoad", c.killUnderLoad)
 }
 
@@ -562,6 +571,21 @@ func (c *cluster) killUnderLoad(t *testing.T) {
 			return m.Status == "delivered"
 		})
 	}
+	// Every acknowledged email's email.delivered event reaches the receiver, those the killed
+	// node had leased included once their leases ran out (the egress timeout, 5 s here, plus
+	// 30 s); one event per message, at least once (the killed node may have posted one it
+	// could not record).
+	hookTwice := 0
+	for _, a := range acks {
+		if a.kind != "email" {
+			continue
+		}
+		awaitFor(t, 3*awaitDeadline, "email.delivered of "+a.id+" received after the kill", func() bool { return c.hooks.got("email.delivered", a.id) > 0 })
+		if c.hooks.got("email.delivered", a.id) > 1 {
+			hookTwice++
+		}
+	}
+	c.hooks.check(t, false)
 	copies := map[string]int{}
 	for _, m := range c.mail.Messages() {
 		for _, to := range m.To {
@@ -582,5 +606,5 @@ func (c *cluster) killUnderLoad(t *testing.T) {
 			twice++
 		}
 	}
-	t.Logf("SIGKILL of node %d after %d acknowledged writes; %d acknowledged in all, every one read on the %d survivors; %d emails received more than once (sent by the killed node before it could mark them)", victim, killAt, len(acks), victim, twice)
+	t.Logf("SIGKILL of node %d after %d acknowledged writes; %d acknowledged in all, every one read on the %d survivors; %d emails received more than once (sent by the killed node before it could mark them); %d email.delivered webhooks received more than once", victim, killAt, len(acks), victim, twice, hookTwice)
 }

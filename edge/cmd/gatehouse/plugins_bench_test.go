@@ -39,14 +39,14 @@ func BenchmarkFormsSubmitSpamFilter(b *testing.B) {
 					Hooks: []string{host.HookFormsSubmit}, Config: map[string]string{"blockedWords": "casino,loan"}}); err != nil {
 					b.Fatal(err)
 				}
-				opts.Filter = formsPlugins{h: h}
+				opts.Plugins = formsPlugins{h: h}
 			}
 			svc, err := forms.NewService(opts)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer svc.Close()
-			ten := tenancy.NewService(db, tenancy.Options{})
+			ten := tenancy.NewService(tenancy.Options{DB: db})
 			if err := ten.Add(svc); err != nil {
 				b.Fatal(err)
 			}

@@ -154,7 +154,7 @@ func pluginsRun(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// http_fetch runs under the gateway's egress policy: public addresses only, unless
 	// --allow-private-networks.
 	opts.Egress = egress.New(egress.Options{AllowPrivateNetworks: *allowPrivate})
-	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})) // failed calls are printed as the verdict
+	opts.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})) // failed calls are printed as the verdict
 	h, err := host.New(ctx, opts)
 	if err != nil {
 		return err

@@ -60,7 +60,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	keys := auth.New(ten, 1000)
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 	secret, err := ten.Secret(ctx, "cursor-key", 32)
@@ -87,7 +87,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 		t.Fatal(err)
 	}
 	access := newAdminAccess(cfg, db, ten, nil)
-	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Registry: prometheus.NewRegistry(),
+	srv, err := edge.New(edge.Options{Config: cfg, Log: log, Registry: prometheus.NewRegistry(),
 		Products: app.products, Admin: append([]edge.AdminProduct{admin.NewAPI(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
 		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten), Ready: app.ready})
 	if err != nil {

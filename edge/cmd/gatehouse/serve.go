@@ -126,7 +126,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	edge.StorageGauge(reg, db.Size)
 
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	keys := auth.New(ten, 10000)
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 
@@ -186,7 +186,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 
 	access := newAdminAccess(cfg, db, ten, rdb)
 	srv, err := edge.New(edge.Options{
-		Config: cfg, Logger: log, Registry: reg,
+		Config: cfg, Log: log, Registry: reg,
 		Products: app.products, Admin: append([]edge.AdminProduct{admin.NewAPI(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
 		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten),
 		Ready: func() error {
@@ -313,7 +313,7 @@ func banner(w io.Writer, cfg config.Config, addr string, doc *tenancy.Document) 
 // {data}/db, or the postgres database of storage.postgres.url.
 func storeOptions(cfg config.Config, log *slog.Logger) store.Options {
 	return store.Options{Backend: cfg.Storage.Backend, PostgresURL: cfg.Storage.Postgres.URL,
-		Dir: filepath.Join(cfg.Data, "db"), SyncWrites: cfg.Storage.SyncWrites, Logger: log,
+		Dir: filepath.Join(cfg.Data, "db"), SyncWrites: cfg.Storage.SyncWrites, Log: log,
 		BlockCacheMB: cfg.Storage.BlockCacheMB, IndexCacheMB: cfg.Storage.IndexCacheMB,
 		MemTableMB: cfg.Storage.MemTableMB, NumMemtables: cfg.Storage.NumMemtables}
 }

@@ -39,7 +39,7 @@ func newOwners(t testing.TB) *owners {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	o := &owners{ten: tenancy.NewService(db, tenancy.Options{}), db: db}
+	o := &owners{ten: tenancy.NewService(tenancy.Options{DB: db}), db: db}
 	if err := o.ten.Add(pluginreg.New(db, o.ten)); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func newOwners(t testing.TB) *owners {
 	if o.forms, err = forms.NewService(forms.Options{DB: db, Blobs: blobs}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(o.forms.Close)
+	t.Cleanup(func() { _ = o.forms.Close() })
 	titles, err := title.OpenMemory()
 	if err != nil {
 		t.Fatal(err)

@@ -107,9 +107,9 @@ func createUserOffline(ctx context.Context, dataDir string, env []string, nu acc
 	}
 	defer db.Close()
 	if nu.Org != "" {
-		if _, err := tenancy.NewService(db, tenancy.Options{}).Org(ctx, nu.Org); err != nil {
+		if _, err := tenancy.NewService(tenancy.Options{DB: db}).Org(ctx, nu.Org); err != nil {
 			return accounts.User{}, fmt.Errorf("org %q: %w", nu.Org, err)
 		}
 	}
-	return accounts.NewService(db, accounts.Options{}).CreateUser(ctx, nu)
+	return accounts.NewService(accounts.Options{DB: db}).CreateUser(ctx, nu)
 }

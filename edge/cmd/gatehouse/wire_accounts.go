@@ -32,12 +32,12 @@ func newAdminAccess(cfg config.Config, db *store.DB, ten *tenancy.Service, rdb *
 	if u, err := url.Parse(cfg.PublicURL); err == nil {
 		path = strings.TrimRight(u.Path, "/") + "/"
 	}
-	var opts accounts.Options
+	opts := accounts.Options{DB: db}
 	if rdb != nil {
 		opts.SharedThrottle = redisrate.NewThrottle(rdb, redisrate.ThrottleOptions{Name: "login",
 			Max: accounts.DefaultFailures, Per: time.Minute})
 	}
-	users := accounts.NewService(db, opts)
+	users := accounts.NewService(opts)
 	return adminAccess{users: users, accounts: admin.NewAccounts(users, ten, admin.SecureCookie(cfg.PublicURL), path)}
 }
 

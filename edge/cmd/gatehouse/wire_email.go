@@ -19,13 +19,10 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 	if u, err := url.Parse(d.cfg.PublicURL); err == nil && u.Hostname() != "" && strings.Contains(u.Hostname(), ".") {
 		from.Email = "noreply@" + u.Hostname()
 	}
-	opts := email.Options{DB: d.db, Tenancy: d.tenancy, Log: d.log, DefaultFrom: from, Registerer: d.reg,
-		Events: emailEvents{hooks: d.hooks}}
-	if d.plugins != nil {
-		// The project's email.send plugins see each rendered message before it is queued.
-		opts.Hook = emailPlugins{h: d.plugins}
-	}
-	svc, err := email.NewService(opts)
+	log := d.log.With("product", "email")
+	// The project's email.send plugins see each rendered message before it is queued.
+	svc, err := email.NewService(email.Options{DB: d.db, Tenancy: d.tenancy, Log: log, DefaultFrom: from,
+		Registerer: d.reg, Events: emailEvents{hooks: d.hooks}, Plugins: emailPlugins{h: d.plugins}})
 	if err != nil {
 		return err
 	}
@@ -51,7 +48,7 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 		return fmt.Errorf("email: unknown transport %q", d.cfg.Email.Transport)
 	}
 	// On a shared database other nodes deliver too: the worker then requeues only its own leases.
-	w := email.NewWorker(email.WorkerOptions{Service: svc, Transport: tr, Concurrency: d.cfg.Email.Concurrency, Log: d.log,
+	w := email.NewWorker(email.WorkerOptions{Service: svc, Transport: tr, Concurrency: d.cfg.Email.Concurrency, Log: log,
 		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node})
 	a.products = append(a.products, email.NewAPI(svc, d.auth, d.cursors))
 	a.components = append(a.components, w)

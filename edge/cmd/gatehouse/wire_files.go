@@ -21,7 +21,7 @@ func (a *assembly) addFiles(ctx context.Context, d deps) error {
 	}
 	svc, err := files.NewService(files.Options{
 		DB: d.db, Blobs: d.blobs, Signer: signer, Cursors: d.cursors,
-		FilesBase: d.cfg.BaseURL("files"), AssetBase: d.cfg.AssetBaseURL(), Log: d.log, Registerer: d.reg,
+		FilesBase: d.cfg.BaseURL("files"), AssetBase: d.cfg.AssetBaseURL(), Log: d.log.With("product", "files"), Registerer: d.reg,
 		Events: fileEvents{hooks: d.hooks}, Shared: d.db.Backend() == store.BackendPostgres,
 	})
 	if err != nil {

@@ -18,8 +18,12 @@ func formsRate(n int) int {
 	return n
 }
 
-// addForms wires the Forms product (public routes and the admin inbox) and the embed host.
-func (a *assembly) addForms(ctx context.Context, d deps) error {
+// addForms wires the Forms product (public routes and the admin inbox) and the embed host. The
+// service is a component: its Start removes the file parts an earlier run left in the spool
+// folder, after the server listens (/readyz answers 503 until it is done); submissions that
+// arrive meanwhile spool under this run's own names, which it leaves alone.
+func (a *assembly) addForms(_ context.Context, d deps) error {
+	log := d.log.With("product", "forms")
 	svc, err := forms.NewService(forms.Options{
 		DB:            d.db,
 		Blobs:         d.blobs,
@@ -27,29 +31,25 @@ func (a *assembly) addForms(ctx context.Context, d deps) error {
 		Limiter:       sharedLimiter(d, "forms", formsRate(d.cfg.Forms.RatePerMinute), time.Minute),
 		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
 			d.cfg.Captcha.ReCaptcha.VerifyURL, d.egress.Client()),
-		Filter:     formsPlugins{h: d.plugins},
-		Events:     formEvents{hooks: d.hooks, mail: a.mail, log: d.log.With("product", "forms")},
 		Plugins:    formsPlugins{h: d.plugins},
+		Events:     formEvents{hooks: d.hooks, mail: a.mail, log: log},
 		AdminBase:  strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",
 		SpoolDir:   filepath.Join(d.cfg.Data, "tmp", "forms"),
-		Log:        d.log.With("product", "forms"),
+		Log:        log,
 		Registerer: d.reg,
 	})
 	if err != nil {
 		return err
 	}
-	if err := svc.Start(ctx); err != nil { // before the server listens: stale spool parts go
-		return err
-	}
 	if err := d.tenancy.Add(svc); err != nil {
-		svc.Close()
+		_ = svc.Close()
 		return err
 	}
 	a.products = append(a.products,
 		forms.NewAPI(svc, d.auth, d.cursors, d.cfg.TrustedProxies),
 		embedhost.New(embedhost.Options{PublicURL: d.cfg.PublicURL, EmbedURL: d.cfg.EmbedHost}),
 	)
-	// The commit loop stops after in-flight requests finished and before storage closes.
-	a.closers = append(a.closers, func(context.Context) error { svc.Close(); return nil })
+	a.components = append(a.components, svc)
+	a.closers = append(a.closers, func(context.Context) error { return svc.Close() })
 	return nil
 }

@@ -33,7 +33,7 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 	if opts.CacheDir == "" {
 		opts.CacheDir = filepath.Join(d.cfg.Data, "plugin-cache")
 	}
-	opts.Logger = d.log
+	opts.Log = d.log
 	// http_fetch connects under the one egress policy (decisions.md 8.3).
 	opts.Egress = d.egress
 	opts.Registerer = d.reg
@@ -281,10 +281,9 @@ func pluginError(err, failed, busy error) error {
 type formsPlugins struct{ h *host.Host }
 
 var (
-	_ forms.Filter          = formsPlugins{}
-	_ forms.PluginVerifiers = formsPlugins{}
-	_ forms.Verifier        = pluginVerifier{}
-	_ email.SendHook        = emailPlugins{}
+	_ forms.Plugins  = formsPlugins{}
+	_ forms.Verifier = pluginVerifier{}
+	_ email.SendHook = emailPlugins{}
 )
 
 // FilterSubmission runs the project's forms.submit plugins.

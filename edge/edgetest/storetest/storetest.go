@@ -93,7 +93,7 @@ func options(t testing.TB, opts store.Options, owner testing.TB) store.Options {
 			}
 		}
 	}
-	return store.Options{Backend: store.BackendPostgres, PostgresURL: u, SyncWrites: opts.SyncWrites, Logger: opts.Logger}
+	return store.Options{Backend: store.BackendPostgres, PostgresURL: u, SyncWrites: opts.SyncWrites, Log: opts.Log}
 }
 
 // Open is store.Open on the backend under test (see Options); the caller closes the store.

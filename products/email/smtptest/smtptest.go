@@ -56,6 +56,8 @@ type Server struct {
 	Host  string
 	Port  int
 	srv   *smtp.Server
+	ln    net.Listener
+	o     Options
 	mu    sync.Mutex
 	rule  Rule
 	lost  Rule
@@ -66,6 +68,20 @@ type Server struct {
 	// Delay is waited before answering DATA (to keep messages in flight in crash tests);
 	// set it with SetDelay.
 	Delay time.Duration
+	// hold, when set by Hold, keeps each DATA answer until it is closed; held hears of each.
+	hold chan struct{}
+	held chan string
+}
+
+// Hold makes the server keep every DATA answer until release is called (a message in flight
+// for as long as a test needs); arrived hears the first recipient of each held message.
+func (s *Server) Hold() (arrived <-chan string, release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold, s.held = make(chan struct{}), make(chan string, 64)
+	var once sync.Once
+	hold := s.hold
+	return s.held, func() { once.Do(func() { close(hold) }) }
 }
 
 // SetDelay sets the wait before each DATA answer.
@@ -93,21 +109,41 @@ func Start(tb testing.TB, rule Rule) *Server { return StartWith(tb, Options{Rule
 // StartWith starts a server with TLS and authentication options.
 func StartWith(tb testing.TB, o Options) *Server {
 	tb.Helper()
-	rule := o.Rule
+	s := &Server{Addr: "127.0.0.1:0", rule: o.Rule, o: o, count: map[string]int{}, data: map[string]int{}}
+	s.Up(tb)
+	tb.Cleanup(s.Down)
+	return s
+}
+
+// Down stops the server: connections in progress are closed and new ones refused (a relay
+// that is down), until Up.
+func (s *Server) Down() {
+	s.mu.Lock()
+	srv, ln := s.srv, s.ln
+	s.mu.Unlock()
+	_ = ln.Close() // Serve may not have taken it yet, then srv.Close would miss it
+	_ = srv.Close()
+}
+
+// Up starts serving (again, after Down) on the server's address, keeping the messages it
+// accepted before.
+func (s *Server) Up(tb testing.TB) {
+	tb.Helper()
+	o := s.o
 	var ln net.Listener
 	var err error
 	if o.Implicit && o.TLS != nil {
-		ln, err = tls.Listen("tcp", "127.0.0.1:0", o.TLS)
+		ln, err = tls.Listen("tcp", s.Addr, o.TLS)
 	} else {
-		ln, err = net.Listen("tcp", "127.0.0.1:0")
+		ln, err = net.Listen("tcp", s.Addr)
 	}
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &Server{Addr: ln.Addr().String(), rule: rule, count: map[string]int{}, data: map[string]int{}}
+	s.Addr = ln.Addr().String()
 	ln = countingListener{Listener: ln, s: s}
 	s.Host, s.Port = "127.0.0.1", ln.Addr().(*net.TCPAddr).Port
-	s.srv = smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
 		if o.Users != nil {
 			as := &authSession{session: session{s: s, conn: c}, users: o.Users}
 			as.session.user = &as.user
@@ -116,15 +152,16 @@ func StartWith(tb testing.TB, o Options) *Server {
 		return &session{s: s, conn: c}, nil
 	}))
 	if !o.Implicit {
-		s.srv.TLSConfig = o.TLS
+		srv.TLSConfig = o.TLS
 	}
-	s.srv.Domain = "smtptest.local"
-	s.srv.AllowInsecureAuth = true
-	s.srv.ErrorLog = log.New(io.Discard, "", 0)
-	s.srv.MaxMessageBytes = 20 << 20
-	go func() { _ = s.srv.Serve(ln) }()
-	tb.Cleanup(func() { _ = s.srv.Close() })
-	return s
+	srv.Domain = "smtptest.local"
+	srv.AllowInsecureAuth = true
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+	srv.MaxMessageBytes = 20 << 20
+	s.mu.Lock()
+	s.srv, s.ln = srv, ln
+	s.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
 }
 
 // SetLostReply makes the server keep a message and then answer its DATA with the reply rule
@@ -235,10 +272,16 @@ func (ss *session) Data(r io.Reader) error {
 		return err
 	}
 	ss.s.mu.Lock()
-	delay := ss.s.Delay
+	delay, hold, held := ss.s.Delay, ss.s.hold, ss.s.held
 	ss.s.mu.Unlock()
 	if delay > 0 {
 		time.Sleep(delay)
+	}
+	if hold != nil {
+		if len(ss.to) > 0 {
+			held <- strings.ToLower(ss.to[0])
+		}
+		<-hold
 	}
 	ss.s.mu.Lock()
 	rec := Received{From: ss.from, To: append([]string(nil), ss.to...), Data: b}

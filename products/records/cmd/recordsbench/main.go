@@ -102,11 +102,11 @@ type env struct {
 }
 
 func open(dir string, log *slog.Logger) (*env, error) {
-	db, err := store.Open(store.Options{Dir: filepath.Join(dir, "db"), Logger: log})
+	db, err := store.Open(store.Options{Dir: filepath.Join(dir, "db"), Log: log})
 	if err != nil {
 		return nil, err
 	}
-	ten := tenancy.NewService(db, tenancy.Options{})
+	ten := tenancy.NewService(tenancy.Options{DB: db})
 	titles, err := title.Open(filepath.Join(dir, "title.bleve"))
 	if err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ func run(n int, dur time.Duration, conns int, dir string, reuse bool) error {
 	}
 	cfg := config.Default()
 	cfg.PublicURL = "http://" + ln.Addr().String()
-	srv, err := edge.New(edge.Options{Config: cfg, Logger: log, Products: []edge.Product{records.NewAPI(e.svc, e.keys)}})
+	srv, err := edge.New(edge.Options{Config: cfg, Log: log, Products: []edge.Product{records.NewAPI(e.svc, e.keys)}})
 	if err != nil {
 		return err
 	}
