@@ -5,10 +5,11 @@
 // The store is the truth; an event only says what to forget. A change committed on node A goes
 // two ways:
 //
-//  1. A's Publish (a tenancy.Service.OnChange listener) appends it to a change journal in the
-//     shared store: a generation counter (bus/gen) and one entry per event (bus/log/<gen>,
-//     the names only), the last Options.Retain entries kept.
-//  2. It then publishes {node, gen, changes} on a Redis pub/sub channel (waiting at most
+//  1. The change's own transaction appends it to a change journal in the shared store (Append):
+//     a generation counter (bus/gen) and one entry per event (bus/log/<gen>, the names only),
+//     the last Options.Retain entries kept.
+//  2. After the commit, A's Publish (a tenancy.Service.OnChange listener) publishes
+//     {node, gen, changes} on a Redis pub/sub channel (waiting at most
 //     250 ms: the apply or revocation waits for it; after a failure Redis is left out of
 //     publishing for 5 s and the journal alone carries the changes).
 //
@@ -33,9 +34,12 @@
 // within about a second even with Redis down, and without Redis at all (Options.Redis nil) the
 // bus runs on the journal alone.
 //
-// What is not covered: a node that crashes between committing a change and appending it to the
-// journal leaves that change unannounced (the other nodes' caches keep the old value until a
-// later change of the same entity, or their restart).
+// The journal entry commits with the change: every writer of changes records them in its own
+// transaction (tenancy.Service.Record, which calls Append through tenancy.Service.SetJournal),
+// so a node that crashes after the commit, before its Redis publish, has still announced the
+// change: the other nodes find it at their next journal check (TestCrashAfterCommitStillAnnounced).
+// A writer that does not record its changes (none in this repository) gets them appended by
+// Publish in a transaction of its own, after the commit, with the crash window that has.
 package bus
 
 import (
@@ -175,47 +179,72 @@ func logKey(gen uint64) []byte { return store.Key("bus", "log", fmt.Sprintf("%02
 
 func parseGen(raw []byte) (uint64, error) { return strconv.ParseUint(string(raw), 10, 64) }
 
+// Append writes changes made on this node into the change journal, in txn: the transaction
+// that commits them. Its signature fits tenancy.Journal (wiring passes it to
+// tenancy.Service.SetJournal), so a change and its journal entry commit together: a node that
+// crashes after the commit has announced the change all the same (the other nodes find it at
+// their next journal check). It returns the entry's generation, 0 when there is nothing to
+// announce (changes that came from another node).
+func (b *Bus) Append(txn *store.Txn, changes []tenancy.Change) (uint64, error) {
+	wire := toWire(changes)
+	if len(wire) == 0 {
+		return 0, nil
+	}
+	entry, err := json.Marshal(event{Node: b.o.Node, Changes: wire})
+	if err != nil {
+		return 0, fmt.Errorf("bus: encoding a change event: %w", err)
+	}
+	var gen uint64
+	raw, err := txn.Get(genKey)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return 0, err
+	}
+	if err == nil {
+		if gen, err = parseGen(raw); err != nil {
+			return 0, err
+		}
+	}
+	gen++
+	if err := txn.Set(logKey(gen), entry); err != nil {
+		return 0, err
+	}
+	if gen > uint64(b.o.Retain) {
+		if err := txn.Delete(logKey(gen - uint64(b.o.Retain))); err != nil {
+			return 0, err
+		}
+	}
+	return gen, txn.Set(genKey, []byte(strconv.FormatUint(gen, 10)))
+}
+
 // Publish announces changes committed on this node; its signature fits tenancy.Service.OnChange.
-// Changes that came from another node (Remote) are not announced again. A failure is logged:
-// the change is committed, and what the journal missed stays unannounced (see the package doc).
+// Changes that came from another node (Remote) are not announced again. Changes their
+// transaction journaled (Append, through tenancy.Service.Record: Change.Gen is set) are only
+// published on Redis; others are appended to the journal first, in a transaction of their own
+// (a node that crashes before it leaves them unannounced, and a failure is only logged: the
+// change is committed).
 func (b *Bus) Publish(ctx context.Context, changes []tenancy.Change) {
 	wire := toWire(changes)
 	if len(wire) == 0 {
 		return
 	}
 	ctx = context.WithoutCancel(ctx) // the change is committed: announce it even if the caller left
-	ev := event{Node: b.o.Node, Changes: wire}
-	entry, err := json.Marshal(ev)
-	if err != nil {
-		b.warn("encoding a change event", err)
-		return
-	}
 	var gen uint64
-	err = b.o.DB.Update(ctx, func(txn *store.Txn) error {
-		gen = 0
-		raw, err := txn.Get(genKey)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+	for _, c := range changes {
+		if !c.Remote && c.Gen > 0 {
+			gen = c.Gen
+			break
+		}
+	}
+	if gen == 0 {
+		err := b.o.DB.Update(ctx, func(txn *store.Txn) error {
+			var err error
+			gen, err = b.Append(txn, changes)
 			return err
+		})
+		if err != nil {
+			b.warn("appending to the change journal", err)
+			return
 		}
-		if err == nil {
-			if gen, err = parseGen(raw); err != nil {
-				return err
-			}
-		}
-		gen++
-		if err := txn.Set(logKey(gen), entry); err != nil {
-			return err
-		}
-		if gen > uint64(b.o.Retain) {
-			if err := txn.Delete(logKey(gen - uint64(b.o.Retain))); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-		}
-		return txn.Set(genKey, []byte(strconv.FormatUint(gen, 10)))
-	})
-	if err != nil {
-		b.warn("appending to the change journal", err)
-		return
 	}
 	b.mu.Lock()
 	if b.seen == gen-1 {
@@ -225,8 +254,7 @@ func (b *Bus) Publish(ctx context.Context, changes []tenancy.Change) {
 	if b.o.Redis == nil || time.Now().UnixNano() < b.redisDown.Load() {
 		return
 	}
-	ev.Gen = gen
-	msg, _ := json.Marshal(ev)
+	msg, _ := json.Marshal(event{Node: b.o.Node, Gen: gen, Changes: wire})
 	pctx, cancel := context.WithTimeout(ctx, publishTimeout)
 	defer cancel()
 	if err := b.o.Redis.Publish(pctx, b.o.Channel, msg).Err(); err != nil {

@@ -72,6 +72,7 @@ func newNode(t *testing.T, name string, db *store.DB, rdb *redis.Client, channel
 	if err != nil {
 		t.Fatal(err)
 	}
+	n.ten.SetJournal(b.Append)
 	n.ten.OnChange(b.Publish)
 	if err := b.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -251,6 +252,49 @@ func TestJournalAloneWithoutRedis(t *testing.T) {
 				t.Fatal(err)
 			}
 			b.await(t, "the revocation", made)
+			if err := b.check(t); !errors.Is(err, apierr.ErrUnauthorized) {
+				t.Fatalf("B: Check(revoked key) = %v, want ErrUnauthorized", err)
+			}
+			if _, resyncs := b.bus.Stats(); resyncs != 0 {
+				t.Fatalf("B resynced %d times: the journal held every entry", resyncs)
+			}
+		})
+	}
+}
+
+// A node that crashes after a change committed, before it published it (its OnChange listeners
+// never ran), has announced it all the same: the change's transaction wrote the journal entry,
+// and the other node finds it at its next journal check, Redis up or not.
+func TestCrashAfterCommitStillAnnounced(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, backend := range storetest.Backends() {
+		t.Run(backend, func(t *testing.T) {
+			dbA, dbB := sharedStores(t, backend)
+			channel := redistest.Name("changes")
+			// A as serve wires it, but it dies between each commit and its publish: its bus's
+			// Publish never runs (nor any listener), and its loop never started.
+			tenA := tenancy.NewService(tenancy.Options{DB: dbA})
+			busA, err := bus.New(bus.Options{DB: dbA, Redis: srv.Client(), Channel: channel, Node: "A",
+				Deliver: func(context.Context, []tenancy.Change) { t.Error("A delivered") }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tenA.SetJournal(busA.Append)
+			a := &node{name: "A", ten: tenA, bus: busA}
+			b := newNode(t, "B", dbB, srv.Client(), channel)
+
+			a.apply(t, doc)
+			if cs := b.await(t, "the apply of a node that crashed before publishing"); !hasKind(cs, "key") {
+				t.Fatalf("B heard %v, want the key's creation among them", cs)
+			}
+			if err := b.check(t); err != nil {
+				t.Fatalf("B: Check(web key) = %v", err)
+			}
+			made := time.Now()
+			if err := a.ten.RevokeKey(ctx, "acme", "demo", "web"); err != nil {
+				t.Fatal(err)
+			}
+			b.await(t, "the revocation of a node that crashed before publishing", made)
 			if err := b.check(t); !errors.Is(err, apierr.ErrUnauthorized) {
 				t.Fatalf("B: Check(revoked key) = %v, want ErrUnauthorized", err)
 			}

@@ -250,9 +250,15 @@ func (r *Registry) PutModule(ctx context.Context, project, name string, module [
 			return &tenancy.RefusedError{Problems: []tenancy.Problem{{Path: "body", Message: err.Error()}}}
 		}
 	}
-	err := r.db.Update(ctx, func(txn *store.Txn) error { return txn.Set(moduleKey(project, name), module) })
+	changes := []tenancy.Change{{Op: "updated", Kind: "module", Project: project, Name: name}}
+	err := r.db.Update(ctx, func(txn *store.Txn) error {
+		if err := txn.Set(moduleKey(project, name), module); err != nil {
+			return err
+		}
+		return r.ten.Record(txn, changes) // journaled with the module (edge/bus)
+	})
 	if err == nil {
-		r.ten.Notify(ctx, []tenancy.Change{{Op: "updated", Kind: "module", Project: project, Name: name}})
+		r.ten.Notify(ctx, changes)
 	}
 	return err
 }

@@ -81,9 +81,14 @@ func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
 			return err
 		}
 		if doc.Prune {
-			return s.prune(a)
+			if err := s.prune(a); err != nil {
+				return err
+			}
 		}
-		return nil
+		if rep.Created+rep.Updated+rep.Deleted == 0 {
+			return nil // nothing changed: nothing to announce (see below)
+		}
+		return s.Record(txn, rep.Changes)
 	})
 	if err != nil {
 		return nil, err

@@ -26,6 +26,9 @@ type Change struct {
 	// store already holds it and whatever its node derived in the store (dropped or rebuilt
 	// data); a listener only refreshes what it keeps in memory. Old and New are nil.
 	Remote bool
+	// Gen is the change journal's generation under which the change's own transaction recorded
+	// it (Service.Record); 0 when no journal recorded it there.
+	Gen uint64
 }
 
 // Path names the entity as the apply report shows it: "acme", "demo/contact",

@@ -25,6 +25,7 @@ type Service struct {
 	applyMu   sync.Mutex
 	listenMu  sync.RWMutex
 	listeners []func(ctx context.Context, changes []Change)
+	journal   Journal // see SetJournal
 }
 
 // Options configures NewService.
@@ -207,7 +208,10 @@ func (s *Service) CreateKey(ctx context.Context, r KeyRequest) (GeneratedKey, er
 		}
 		*rep = Report{}
 		a := &applier{txn: txn, now: s.now().UTC().Format(TimeFormat), report: rep, touched: map[string]bool{}}
-		return a.key(r.Org, r.Project, spec)
+		if err := a.key(r.Org, r.Project, spec); err != nil {
+			return err
+		}
+		return s.Record(txn, rep.Changes)
 	})
 	if err != nil {
 		return GeneratedKey{}, err
@@ -225,7 +229,7 @@ func (s *Service) RevokeKey(ctx context.Context, org, project, name string) erro
 	if proj == "" {
 		proj = noProject
 	}
-	var change Change
+	var changes []Change
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		hash, err := txn.Get(key(kKeyName, org, proj, name))
 		if errors.Is(err, store.ErrNotFound) {
@@ -244,11 +248,14 @@ func (s *Service) RevokeKey(ctx context.Context, org, project, name string) erro
 		}
 		k.Revoked = true
 		nv, _ := json.Marshal(k)
-		change = Change{Op: "updated", Kind: "key", Org: org, Project: project, Name: name, Old: raw, New: nv}
-		return txn.Set(key(kKey, string(hash)), nv)
+		changes = []Change{{Op: "updated", Kind: "key", Org: org, Project: project, Name: name, Old: raw, New: nv}}
+		if err := txn.Set(key(kKey, string(hash)), nv); err != nil {
+			return err
+		}
+		return s.Record(txn, changes)
 	})
 	if err == nil {
-		s.Notify(ctx, []Change{change})
+		s.Notify(ctx, changes)
 	}
 	return err
 }

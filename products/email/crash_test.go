@@ -49,7 +49,7 @@ func openGateway(t testing.TB, dir, smtpAddr string) *gateway {
 		t.Fatal(err)
 	}
 	w := email.NewWorker(email.WorkerOptions{Service: svc, Transport: tr, Concurrency: crashConcurrency,
-		BaseBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, Poll: 20 * time.Millisecond})
+		BaseBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, PollInterval: 20 * time.Millisecond})
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

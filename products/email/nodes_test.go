@@ -48,8 +48,8 @@ func newNode(t *testing.T, db *store.DB, id string, srv *smtptest.Server, now fu
 		t.Fatal(err)
 	}
 	o.Service, o.Transport, o.Node, o.Shared = svc, tr, id, true
-	if o.Poll == 0 {
-		o.Poll = 5 * time.Millisecond
+	if o.PollInterval == 0 {
+		o.PollInterval = 5 * time.Millisecond
 	}
 	return &node{svc: svc, w: email.NewWorker(o)}
 }

@@ -127,27 +127,33 @@ func (s *Service) PutTemplate(ctx context.Context, project string, t Template) (
 		return false, err
 	}
 	var old []byte
+	var changes []tenancy.Change
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
 		old, err = txn.Get(templateKey(project, t.Slug))
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		return txn.Set(templateKey(project, t.Slug), raw)
+		if err := txn.Set(templateKey(project, t.Slug), raw); err != nil {
+			return err
+		}
+		op := "updated"
+		if old == nil {
+			op = "created"
+		}
+		changes = []tenancy.Change{{Op: op, Kind: "template", Project: project, Name: t.Slug, Old: old, New: raw}}
+		return s.record(txn, changes)
 	})
 	if err != nil {
 		return false, err
 	}
-	op := "updated"
-	if old == nil {
-		op = "created"
-	}
-	s.notify(ctx, tenancy.Change{Op: op, Kind: "template", Project: project, Name: t.Slug, Old: old, New: raw})
+	s.notify(ctx, changes)
 	return old == nil, nil
 }
 
 // DeleteTemplate removes a project's template (ErrTemplateNotFound when there is none).
 func (s *Service) DeleteTemplate(ctx context.Context, project, slug string) error {
 	var old []byte
+	var changes []tenancy.Change
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		var err error
 		old, err = txn.Get(templateKey(project, slug))
@@ -157,30 +163,44 @@ func (s *Service) DeleteTemplate(ctx context.Context, project, slug string) erro
 		if err != nil {
 			return err
 		}
-		return txn.Delete(templateKey(project, slug))
+		if err := txn.Delete(templateKey(project, slug)); err != nil {
+			return err
+		}
+		changes = []tenancy.Change{{Op: "deleted", Kind: "template", Project: project, Name: slug, Old: old}}
+		return s.record(txn, changes)
 	})
 	if err != nil {
 		return err
 	}
-	s.notify(ctx, tenancy.Change{Op: "deleted", Kind: "template", Project: project, Name: slug, Old: old})
+	s.notify(ctx, changes)
 	return nil
 }
 
 // notifier is the part of tenancy that tells every listener (this product's caches, and other
-// nodes) about a change made outside an apply.
+// nodes) about a change made outside an apply: Record journals it in the transaction that
+// commits it (for the other nodes), Notify announces it after the commit.
 type notifier interface {
+	Record(txn *store.Txn, changes []tenancy.Change) error
 	Notify(ctx context.Context, changes []tenancy.Change)
 }
 
 var _ notifier = (*tenancy.Service)(nil)
 
-// notify announces a template change: through tenancy when it can, else to this service's caches.
-func (s *Service) notify(ctx context.Context, ch tenancy.Change) {
+// record journals a template change in its transaction when tenancy can.
+func (s *Service) record(txn *store.Txn, changes []tenancy.Change) error {
 	if n, ok := s.tenants.(notifier); ok {
-		n.Notify(ctx, []tenancy.Change{ch})
+		return n.Record(txn, changes)
+	}
+	return nil
+}
+
+// notify announces a template change: through tenancy when it can, else to this service's caches.
+func (s *Service) notify(ctx context.Context, changes []tenancy.Change) {
+	if n, ok := s.tenants.(notifier); ok {
+		n.Notify(ctx, changes)
 		return
 	}
-	s.Changed(ctx, []tenancy.Change{ch})
+	s.Changed(ctx, changes)
 }
 
 // Preview is a template rendered with sample variables, as a send would render it.

@@ -24,9 +24,9 @@ type WorkerOptions struct {
 	MaxAttempts int
 	// BaseBackoff and MaxBackoff bound the exponential backoff with jitter (30 s and 1 h).
 	BaseBackoff, MaxBackoff time.Duration
-	// Poll is the longest idle wait between queue scans (1 s when zero): the most a message
+	// PollInterval is the longest idle wait between queue scans (1 s when zero): the most a message
 	// queued through another node waits before this node's worker may pick it up.
-	Poll time.Duration
+	PollInterval time.Duration
 	// Node names this process among the nodes that share the store ("" for a random id); a
 	// node restarted under the same id takes its own leases back at once.
 	Node string
@@ -86,8 +86,8 @@ func NewWorker(o WorkerOptions) *Worker {
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = time.Hour
 	}
-	if o.Poll <= 0 {
-		o.Poll = time.Second
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
 	}
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = 30 * time.Second
@@ -246,7 +246,7 @@ func (w *Worker) dispatch() {
 				continue
 			}
 		}
-		wait := w.o.Poll
+		wait := w.o.PollInterval
 		if next > 0 {
 			if d := time.Duration(next - w.now().UnixNano()); d < wait {
 				wait = max(d, time.Millisecond)

@@ -52,8 +52,10 @@ func (s *Service) Connections(ctx context.Context, project string) ([]Connection
 }
 
 // Notifier tells every listener of tenancy (this service's cache, the other nodes) about a
-// change made outside an apply; *tenancy.Service implements it.
+// change made outside an apply: Record journals it in the transaction that commits it (for
+// the other nodes), Notify announces it after the commit; *tenancy.Service implements it.
 type Notifier interface {
+	Record(txn *store.Txn, changes []tenancy.Change) error
 	Notify(ctx context.Context, changes []tenancy.Change)
 }
 
@@ -105,6 +107,9 @@ func (s *Service) SetActive(ctx context.Context, project, name string, active bo
 				return err
 			}
 			changes = append(changes, tenancy.Change{Op: "updated", Kind: "connection", Project: project, Name: c.Name, Old: olds[i], New: nv})
+		}
+		if s.notify != nil {
+			return s.notify.Record(txn, changes)
 		}
 		return nil
 	})

@@ -97,6 +97,7 @@ func (a *assembly) addBus(ctx context.Context, d deps) error {
 	if err := b.Prime(ctx); err != nil { // before anything fills a cache
 		return err
 	}
+	ten.SetJournal(b.Append) // every change's transaction journals it (no crash window)
 	ten.OnChange(b.Publish)
 	counter(d.reg, "gatehouse_bus_remote_changes_total", "Change events of other nodes handed to this node's caches.",
 		nil, func() uint64 { n, _ := b.Stats(); return n })
