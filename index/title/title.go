@@ -7,10 +7,15 @@
 // with it ("hel" finds "Hello world").
 //
 // The index is derived data: the records product writes badger first and then this index, and
-// repairs it on start from a journal kept in badger. Bleve is imported only here.
+// repairs it on start from a journal kept in badger. A committed batch is searchable at once
+// and made durable in the background (bleve's persister writes the batches committed
+// meanwhile as one snapshot, and no batch waits for a disk write): the caller keeps what it
+// needs to redo a batch until Batch.OnDurable says the index holds it. Bleve is imported only
+// here.
 package title
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -32,6 +37,9 @@ import (
 
 // openTimeout bounds the wait for the index's file lock (another process holding it).
 const openTimeout = 5 * time.Second
+
+// closeTimeout bounds Close's wait for the last batches to become durable.
+const closeTimeout = 10 * time.Second
 
 // errOutdated marks an index that Open found unfinished or of another format.
 var errOutdated = errors.New("title: outdated index")
@@ -67,6 +75,8 @@ const (
 // Index is an open title index.
 type Index struct {
 	b bleve.Index
+	// mem is set for an in-memory index, where a committed batch is as durable as it gets.
+	mem bool
 	// Fresh is true when Open created the index (or found it incomplete): the caller rebuilds it.
 	Fresh bool
 }
@@ -137,8 +147,26 @@ func newMapping() (mapping.IndexMapping, error) {
 }
 
 // Open opens the index in dir, creating it when missing. Close it when done.
-func Open(dir string) (*Index, error) {
-	b, err := bleve.OpenUsing(dir, map[string]any{"bolt_timeout": openTimeout.String()})
+func Open(dir string) (*Index, error) { return openWith(dir, nil) }
+
+// config is the index's bleve runtime configuration. unsafe_batch: a batch returns once it is
+// searchable, before it is on disk (Batch.OnDurable tells when it is), so that the persister
+// writes what was committed meanwhile as one snapshot instead of each batch waiting for its
+// own segment file, bolt commit and fsyncs.
+func config() map[string]any {
+	return map[string]any{
+		"bolt_timeout": openTimeout.String(),
+		"unsafe_batch": true,
+	}
+}
+
+// openWith is Open with extra bleve settings (benchmarks of other settings).
+func openWith(dir string, extra map[string]any) (*Index, error) {
+	cfg := config()
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	b, err := bleve.OpenUsing(dir, cfg)
 	if err == nil {
 		v, gerr := b.GetInternal([]byte(completeKey))
 		if gerr == nil && string(v) == formatVersion {
@@ -164,7 +192,7 @@ func Open(dir string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err = bleve.New(dir, m)
+	b, err = bleve.NewUsing(dir, m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("title: create index: %w", err)
 	}
@@ -181,7 +209,7 @@ func OpenMemory() (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Index{b: b, Fresh: true}, nil
+	return &Index{b: b, mem: true, Fresh: true}, nil
 }
 
 // MarkComplete records that the initial build finished.
@@ -225,12 +253,48 @@ func (x *Index) Clear() error {
 	}
 }
 
-// Close closes the index; it tolerates nil.
+// Sync returns once every batch committed before the call is durable (at once for an
+// in-memory index), or with ctx's error.
+func (x *Index) Sync(ctx context.Context) error {
+	if x.mem {
+		return nil
+	}
+	done := make(chan error, 1)
+	b := x.b.NewBatch()
+	// An internal operation makes a new snapshot for the persister even when nothing else
+	// changed; deleting a key that does not exist changes nothing.
+	b.DeleteInternal([]byte(syncKey))
+	b.SetPersistedCallback(func(err error) { done <- err })
+	if err := x.b.Batch(b); err != nil {
+		return fmt.Errorf("title: sync: %w", err)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// syncKey is the internal key Sync deletes (never set).
+const syncKey = "sync"
+
+// Close makes the committed batches durable (waiting at most closeTimeout) and closes the
+// index; it tolerates nil. Batches not yet durable when it gives up are lost, as in a crash.
 func (x *Index) Close() error {
 	if x == nil || x.b == nil {
 		return nil
 	}
-	return x.b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	serr := x.Sync(ctx)
+	if err := x.b.Close(); err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("title: close: last batches not durable: %w", serr)
+	}
+	return nil
 }
 
 // docID is the document id of a record: its collection and order key, so that documents
@@ -253,6 +317,8 @@ func recordID(pre, doc string) (string, float64) {
 type Batch struct {
 	x *Index
 	b *bleve.Batch
+	// durable is the OnDurable callback of the next Commit.
+	durable func()
 }
 
 // NewBatch starts a batch.
@@ -311,15 +377,42 @@ func (b *Batch) SetMark(v []byte) { b.b.SetInternal([]byte(markKey), v) }
 // Size is the number of queued operations.
 func (b *Batch) Size() int { return b.b.Size() }
 
-// Commit applies the batch.
+// OnDurable asks for f to be called once the changes of the batch's next Commit are durable:
+// from another goroutine, after the callbacks of every batch committed before it, and
+// possibly before Commit returns. It is not called when the index closes first (a crash, or a
+// Close whose wait ran out): the caller then redoes the batch from its own records.
+func (b *Batch) OnDurable(f func()) { b.durable = f }
+
+// Commit applies the batch: when it returns, searches see its changes. They are durable a
+// little later (OnDurable, Index.Sync), in commit order: after a crash the index holds the
+// batches committed up to some point, never a batch without the ones before it.
 func (b *Batch) Commit() error {
+	f := b.durable
+	b.durable = nil
+	if f != nil && b.b.Size() == 0 && !b.x.mem {
+		// Nothing to persist, but f waits for the batches before it: a no-op makes a snapshot.
+		b.b.DeleteInternal([]byte(syncKey))
+	}
 	if b.b.Size() == 0 {
+		if f != nil {
+			f()
+		}
 		return nil
+	}
+	if f != nil && !b.x.mem {
+		b.b.SetPersistedCallback(func(err error) {
+			if err == nil {
+				f()
+			}
+		})
 	}
 	err := b.x.b.Batch(b.b)
 	// A new batch rather than Reset: the in-memory index's analysis goroutine may still be
 	// reading the old one's map after Batch returned (a data race the race detector reports).
 	b.b = b.x.b.NewBatch()
+	if err == nil && f != nil && b.x.mem {
+		f()
+	}
 	return err
 }
 

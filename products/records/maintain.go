@@ -77,7 +77,10 @@ func (s *Service) Stop(ctx context.Context) error {
 		return ctx.Err()
 	}
 	s.titleStop, s.titleDone = nil, nil
-	return s.drainTitlesErr(ctx)
+	if err := s.drainTitlesErr(ctx); err != nil {
+		return err
+	}
+	return s.syncTitles(ctx)
 }
 
 // SyncTitles indexes every title journaled so far, now: when it returns, a record written
@@ -221,42 +224,92 @@ func (s *Service) drainTitles(ctx context.Context) {
 
 func (s *Service) drainTitlesErr(ctx context.Context) error { return s.drainJournal(ctx, true) }
 
-// drainJournal moves journal entries into the title index, in chunks: an entry is deleted
-// (through the store's committer, sharing the writers' commits) only once the index holds it.
-// A full drain reads the journal from its start; otherwise it starts after the last entry the
-// previous drain saw, which skips the deleted entries badger keeps until compaction (journal
-// ids grow in commit order: the committer runs writes one after another; full drains, at start
-// and every minute, catch an entry a wall clock stepping back would have put behind the
-// resume point; they walk the deleted entries badger has not compacted away yet).
+// drainJournal moves journal entries into the title index, in chunks. The index makes each
+// chunk searchable at once and durable a little later; an entry is deleted (through the
+// store's committer, sharing the writers' commits) only once the index says it holds the
+// entry's chunk durably (trimJournal, at the next drain), so a crash loses none: the next
+// start indexes again what the journal still holds (indexing an entry twice is harmless, it
+// indexes the record as the store holds it). Until then the entry is remembered as indexed
+// and skipped. A full drain reads the journal from its start; otherwise it starts after the
+// last entry the previous drain saw, which skips the deleted entries badger keeps until
+// compaction (journal ids grow in commit order: the committer runs writes one after another;
+// full drains, at start and every minute, catch an entry a wall clock stepping back would
+// have put behind the resume point; they walk the deleted entries badger has not compacted
+// away yet).
 func (s *Service) drainJournal(ctx context.Context, full bool) error {
 	if s.shared {
 		return s.follow(ctx) // other nodes read the journal too: see follow.go
 	}
 	s.titleMu.Lock()
 	defer s.titleMu.Unlock()
+	if err := s.trimJournal(ctx); err != nil {
+		return err
+	}
 	if full || s.journalNext == nil {
 		s.journalNext = journalPrefix()
 	}
+	if s.indexed == nil {
+		s.indexed = map[string]struct{}{}
+	}
 	for {
 		var keys [][]byte
+		var last []byte
+		n := 0
 		b := s.titles.NewBatch()
 		err := s.db.View(ctx, func(txn *store.Txn) error {
+			keys, last, n = keys[:0], nil, 0
 			return txn.Iterate(store.IterOptions{Prefix: journalPrefix(), Start: s.journalNext}, func(k, v []byte) (bool, error) {
+				n++
+				last = k
+				if _, ok := s.indexed[string(k)]; ok {
+					return n < journalChunk, nil
+				}
 				keys = append(keys, bytes.Clone(k))
-				return len(keys) < 5000, indexEntry(txn, b, v)
+				return n < journalChunk, indexEntry(txn, b, v)
 			})
 		})
 		if err != nil {
 			return err
 		}
-		if len(keys) == 0 {
+		if n == 0 {
 			return nil
 		}
-		if err := b.Commit(); err != nil {
-			return err
-		}
-		err = s.db.Update(ctx, func(txn *store.Txn) error {
+		next := append(bytes.Clone(last), 0)
+		if len(keys) > 0 {
+			b.OnDurable(func() {
+				s.durMu.Lock()
+				s.durable = append(s.durable, keys...)
+				s.durMu.Unlock()
+				s.kickTitles()
+			})
+			if err := b.Commit(); err != nil {
+				return err
+			}
 			for _, k := range keys {
+				s.indexed[string(k)] = struct{}{}
+			}
+		}
+		s.journalNext = next
+		if n < journalChunk {
+			return nil
+		}
+	}
+}
+
+// journalChunk bounds the journal entries one drain reads into one index batch.
+const journalChunk = 5000
+
+// trimJournal deletes the journal entries whose titles the index holds durably (under
+// titleMu); on failure they stay listed for the next drain.
+func (s *Service) trimJournal(ctx context.Context) error {
+	s.durMu.Lock()
+	keys := s.durable
+	s.durable = nil
+	s.durMu.Unlock()
+	for len(keys) > 0 {
+		chunk := keys[:min(len(keys), journalChunk)]
+		err := s.db.Update(ctx, func(txn *store.Txn) error {
+			for _, k := range chunk {
 				if err := txn.Delete(k); err != nil {
 					return err
 				}
@@ -264,10 +317,31 @@ func (s *Service) drainJournal(ctx context.Context, full bool) error {
 			return nil
 		})
 		if err != nil {
+			s.durMu.Lock()
+			s.durable = append(keys, s.durable...)
+			s.durMu.Unlock()
 			return err
 		}
-		s.journalNext = append(keys[len(keys)-1], 0)
+		for _, k := range chunk {
+			delete(s.indexed, string(k))
+		}
+		keys = keys[len(chunk):]
 	}
+	return nil
+}
+
+// syncTitles makes everything indexed so far durable and deletes the journal entries it
+// covers (Stop, and drops that must not be undone by a crash).
+func (s *Service) syncTitles(ctx context.Context) error {
+	if err := s.titles.Sync(ctx); err != nil {
+		return err
+	}
+	if s.shared {
+		return nil
+	}
+	s.titleMu.Lock()
+	defer s.titleMu.Unlock()
+	return s.trimJournal(ctx)
 }
 
 // indexEntry queues in b what a title journal entry asks: the record's document as the store
@@ -331,6 +405,10 @@ func (s *Service) dropCollection(ctx context.Context, project, coll string) erro
 		err = b.Commit()
 	}
 	s.titleMu.Unlock()
+	if err == nil {
+		// The task that runs this ends with it: the titles' removal must not be lost to a crash.
+		err = s.titles.Sync(ctx)
+	}
 	if err != nil {
 		return err
 	}

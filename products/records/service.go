@@ -78,9 +78,15 @@ type Service struct {
 	projReady atomic.Bool
 	projects  *tenancy.Cache[tenancy.ProjectInfo]
 	// titleMu serialises the writers of the title index (journal drains, rebuilds, drops);
-	// journalNext (under it) is where the next partial drain starts (drainJournal).
+	// journalNext (under it) is where the next partial drain starts, and indexed holds the
+	// journal keys indexed but not deleted yet (drainJournal).
 	titleMu     sync.Mutex
 	journalNext []byte
+	indexed     map[string]struct{}
+	// durable (under durMu) are journal keys whose titles the index has made durable: the
+	// next drain deletes them (trimJournal).
+	durMu   sync.Mutex
+	durable [][]byte
 	// titleKick wakes the title worker after a write journaled titles; titleStop and
 	// titleDone stop it (Start starts it, Stop and Close stop it).
 	titleKick chan struct{}
