@@ -128,7 +128,8 @@ func ScanBytes(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc, id []b
 
 // ScanValues is ScanBytes for entries that carry a value (compound entries with a record's
 // projection): fn also gets the entry's value, a copy it may keep; enc and id are valid only
-// during the call.
+// during the call. Entries that carry a value of their own must have values no longer than
+// MaxInline (an entry Put wrote for a long string carries that string's full encoding).
 func ScanValues(txn *store.Txn, prefix []byte, o ScanOptions, fn func(enc, id, val []byte) (bool, error)) error {
 	return scan(txn, prefix, o, false, fn)
 }

@@ -211,3 +211,40 @@ func short(s string) string {
 func show(r Range) string {
 	return fmt.Sprintf("lo=%s,%v hi=%s,%v", short(string(r.Lo.Value)), r.Lo.Inclusive, short(string(r.Hi.Value)), r.Hi.Inclusive)
 }
+
+// An entry a store wrote before key forms (a long string whole in its key) is still read with
+// its value, and Remove deletes it along with the key-form entry.
+func TestLegacyLongEntry(t *testing.T) {
+	t.Parallel()
+	db, err := storetest.Open(t, store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	prefix := store.Prefix("t", "legacy")
+	long := String(strings.Repeat("v", MaxInline+100))
+	err = db.Update(ctx, func(txn *store.Txn) error { return txn.Set(Entry(prefix, long, "old"), nil) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []entry
+	_ = db.View(ctx, func(txn *store.Txn) error {
+		return Scan(txn, prefix, ScanOptions{Range: Eq(long)}, func(enc []byte, id string) (bool, error) {
+			got = append(got, entry{bytes.Clone(enc), id})
+			return true, nil
+		})
+	})
+	if !same(got, []entry{{long, "old"}}) {
+		t.Fatalf("Scan of a whole-value entry = %d entries, want it", len(got))
+	}
+	if err := db.Update(ctx, func(txn *store.Txn) error { return Remove(txn, prefix, [][]byte{long}, "old") }); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.View(ctx, func(txn *store.Txn) error {
+		return txn.Iterate(store.IterOptions{Prefix: prefix, KeysOnly: true}, func(k, _ []byte) (bool, error) {
+			t.Errorf("Remove left %d-byte key", len(k))
+			return false, nil
+		})
+	})
+}
