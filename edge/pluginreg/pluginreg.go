@@ -194,8 +194,16 @@ func (r *Registry) checker() Checker {
 	return r.chk
 }
 
-// New returns the registry over db; ten checks projects and hears of uploads. It starts nothing.
-func New(db *store.DB, ten *tenancy.Service) *Registry { return &Registry{db: db, ten: ten} }
+// Options configures New.
+type Options struct {
+	// DB is the store holding the project's plugins section and uploaded modules (required).
+	DB *store.DB
+	// Tenancy checks projects and hears of uploads (required).
+	Tenancy *tenancy.Service
+}
+
+// New returns the registry over Options.DB. It starts nothing.
+func New(o Options) *Registry { return &Registry{db: o.DB, ten: o.Tenancy} }
 
 // Sections implements tenancy.Owner.
 func (r *Registry) Sections() []tenancy.Section { return []tenancy.Section{Section{r}} }

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
@@ -23,6 +24,11 @@ type API struct {
 	auth    *auth.Authenticator
 	cursors *cursor.Cursors
 }
+
+var (
+	_ edge.Product      = (*API)(nil)
+	_ edge.AdminProduct = (*API)(nil)
+)
 
 // NewAPI returns the product to mount at {public_url}/email.
 func NewAPI(svc *Service, a *auth.Authenticator, cursors *cursor.Cursors) *API {

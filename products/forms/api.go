@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
@@ -34,6 +35,11 @@ type API struct {
 	cursors *cursor.Cursors
 	proxies proxies
 }
+
+var (
+	_ edge.Product      = (*API)(nil)
+	_ edge.AdminProduct = (*API)(nil)
+)
 
 // NewAPI returns the forms routes over svc. trustedProxies (config trusted_proxies:
 // IPs or CIDRs) are the peers whose X-Forwarded-For names the submitter.

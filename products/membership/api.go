@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 )
 
@@ -17,6 +18,11 @@ type API struct {
 	auth *auth.Authenticator
 	svc  *Service
 }
+
+var (
+	_ edge.Product      = (*API)(nil)
+	_ edge.AdminProduct = (*API)(nil)
+)
 
 // NewAPI returns the membership routes over svc, guarding them with a.
 func NewAPI(svc *Service, a *auth.Authenticator) *API {

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
@@ -18,6 +19,11 @@ type API struct {
 	svc  *Service
 	auth *auth.Authenticator
 }
+
+var (
+	_ edge.Product      = (*API)(nil)
+	_ edge.AdminProduct = (*API)(nil)
+)
 
 // NewAPI returns the records routes over svc, guarding them with a.
 func NewAPI(svc *Service, a *auth.Authenticator) *API { return &API{svc: svc, auth: a} }

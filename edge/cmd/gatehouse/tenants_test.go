@@ -40,7 +40,7 @@ func newOwners(t testing.TB) *owners {
 	}
 	t.Cleanup(func() { db.Close() })
 	o := &owners{ten: tenancy.NewService(tenancy.Options{DB: db}), db: db}
-	if err := o.ten.Add(pluginreg.New(db, o.ten)); err != nil {
+	if err := o.ten.Add(pluginreg.New(pluginreg.Options{DB: db, Tenancy: o.ten})); err != nil {
 		t.Fatal(err)
 	}
 	if o.email, err = email.NewService(email.Options{DB: db, Tenancy: o.ten}); err != nil {

@@ -47,7 +47,7 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 		return nil, err
 	}
 	a.closers = append(a.closers, h.Close)
-	reg := pluginreg.New(d.db, d.tenancy)
+	reg := pluginreg.New(pluginreg.Options{DB: d.db, Tenancy: d.tenancy})
 	if err := d.tenancy.Add(reg); err != nil {
 		return nil, err
 	}
