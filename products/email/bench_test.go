@@ -129,7 +129,7 @@ func BenchmarkDeliverSMTP(b *testing.B) {
 				ids[i] = rc.ID
 			}
 			tr, _ := email.NewSMTP(email.SMTPConfig{Host: srv.Host, Port: srv.Port, TLS: "none", HELO: "bench.test"}, nil)
-			w := email.NewWorker(email.WorkerOptions{Service: svc, Transport: tr, Concurrency: conc, PollInterval: 5 * time.Millisecond})
+			w := svc.NewWorker(email.WorkerOptions{Transport: tr, Concurrency: conc, PollInterval: 5 * time.Millisecond})
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			start := time.Now()

@@ -48,7 +48,7 @@ func openGateway(t testing.TB, dir, smtpAddr string) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := email.NewWorker(email.WorkerOptions{Service: svc, Transport: tr, Concurrency: crashConcurrency,
+	w := svc.NewWorker(email.WorkerOptions{Transport: tr, Concurrency: crashConcurrency,
 		BaseBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, PollInterval: 20 * time.Millisecond})
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)

@@ -92,7 +92,7 @@ func start(t *testing.T, o envOptions) *env {
 		}
 		tr = s
 	}
-	w := email.NewWorker(email.WorkerOptions{Service: e.svc, Transport: tr, Concurrency: 2, MaxAttempts: o.maxAttempts,
+	w := e.svc.NewWorker(email.WorkerOptions{Transport: tr, Concurrency: 2, MaxAttempts: o.maxAttempts,
 		BaseBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, PollInterval: 20 * time.Millisecond, Log: h.Log,
 		Shared: h.DB.Backend() == store.BackendPostgres})
 	if err := w.Start(context.Background()); err != nil {

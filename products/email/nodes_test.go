@@ -47,11 +47,11 @@ func newNode(t *testing.T, db *store.DB, id string, srv *smtptest.Server, now fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Service, o.Transport, o.Node, o.Shared = svc, tr, id, true
+	o.Transport, o.Node, o.Shared = tr, id, true
 	if o.PollInterval == 0 {
 		o.PollInterval = 5 * time.Millisecond
 	}
-	return &node{svc: svc, w: email.NewWorker(o)}
+	return &node{svc: svc, w: svc.NewWorker(o)}
 }
 
 func (n *node) start(t *testing.T) {

@@ -52,7 +52,7 @@ func TestOutboxRecoverRemovesTemporaryFiles(t *testing.T) {
 		}
 	}
 	e := start(t, envOptions{outbox: true})
-	w := email.NewWorker(email.WorkerOptions{Service: e.svc, Transport: &email.Outbox{Dir: dir}, Concurrency: 1, PollInterval: time.Hour})
+	w := e.svc.NewWorker(email.WorkerOptions{Transport: &email.Outbox{Dir: dir}, Concurrency: 1, PollInterval: time.Hour})
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

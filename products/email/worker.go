@@ -14,9 +14,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
-// WorkerOptions configures NewWorker.
+// WorkerOptions configures Service.NewWorker.
 type WorkerOptions struct {
-	Service   *Service
 	Transport Transport
 	// Concurrency is how many messages are delivered at once (4 when zero).
 	Concurrency int
@@ -72,8 +71,8 @@ type claimed struct {
 	holder string
 }
 
-// NewWorker returns a worker; Start runs it.
-func NewWorker(o WorkerOptions) *Worker {
+// NewWorker returns the delivery worker of s; it starts nothing (Start runs it).
+func (s *Service) NewWorker(o WorkerOptions) *Worker {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 4
 	}
@@ -95,7 +94,7 @@ func NewWorker(o WorkerOptions) *Worker {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{o: o, s: o.Service, node: lease.NewNode(o.Node), jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}),
+	return &Worker{o: o, s: s, node: lease.NewNode(o.Node), jobs: make(chan *claimed, o.Concurrency), stop: make(chan struct{}),
 		inflight: map[string]*claimed{}, free: make(chan struct{}, 1), quiet: make(chan struct{}), renewed: make(chan struct{})}
 }
 

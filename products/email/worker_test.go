@@ -32,7 +32,7 @@ func TestStopReleasesAndRestart(t *testing.T) {
 		ids = append(ids, rc.ID)
 	}
 	newWorker := func() *email.Worker {
-		return email.NewWorker(email.WorkerOptions{Service: svc, Transport: tr, Concurrency: 1, PollInterval: 10 * time.Millisecond})
+		return svc.NewWorker(email.WorkerOptions{Transport: tr, Concurrency: 1, PollInterval: 10 * time.Millisecond})
 	}
 	w := newWorker()
 	if err := w.Start(ctx); err != nil {

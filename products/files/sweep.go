@@ -77,12 +77,13 @@ type Sweeper struct {
 	done     chan struct{}
 }
 
-// NewSweeper returns a sweeper of svc running every interval (a minute when <= 0).
-func NewSweeper(svc *Service, interval time.Duration) *Sweeper {
+// NewSweeper returns the sweeper of s running every interval (a minute when <= 0); it starts
+// nothing (Start runs it).
+func (s *Service) NewSweeper(interval time.Duration) *Sweeper {
 	if interval <= 0 {
 		interval = time.Minute
 	}
-	return &Sweeper{svc: svc, interval: interval}
+	return &Sweeper{svc: s, interval: interval}
 }
 
 // Start launches the sweeping loop; it returns at once.

@@ -48,7 +48,7 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 		return fmt.Errorf("email: unknown transport %q", d.cfg.Email.Transport)
 	}
 	// On a shared database other nodes deliver too: the worker then requeues only its own leases.
-	w := email.NewWorker(email.WorkerOptions{Service: svc, Transport: tr, Concurrency: d.cfg.Email.Concurrency, Log: log,
+	w := svc.NewWorker(email.WorkerOptions{Transport: tr, Concurrency: d.cfg.Email.Concurrency, Log: log,
 		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node})
 	a.products = append(a.products, email.NewAPI(svc, d.auth, d.cursors))
 	a.components = append(a.components, w)
