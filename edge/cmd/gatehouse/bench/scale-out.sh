@@ -14,7 +14,8 @@
 # NODE_CPU (default 0.15) gives every gateway node the same CPU quota, in every setup: a cgroup
 # v1 cpu group of its own (cpu.cfs_quota_us over a 10 ms period) and GOMAXPROCS to match, so
 # that a node, not the machine, bounds what a node serves, as where each node has cores of its
-# own; PostgreSQL, Redis and wrk run outside the quotas. pg3/pg1 then asks whether anything the
+# own; PostgreSQL, Redis and wrk run outside the quotas (in one cpu group of their own, so that
+# the machine's other work does not starve them either). pg3/pg1 then asks whether anything the
 # nodes share (the database, Redis, the journals, leases) keeps three nodes from ~3x one.
 # NODE_CPU=off runs the nodes without quotas (all of them share the machine's cores). The
 # quotas need a writable /sys/fs/cgroup/cpu (cgroup v1, root); without it the script says so and
@@ -46,7 +47,7 @@ bin=$root/bin/gatehouse
 
 work=$(mktemp -d)
 pgdir=$(mktemp -d)
-pids=() wpids=() pgstarted= rpid= cgs=()
+pids=() wpids=() pgstarted= rpid= spid= cgs=()
 pgrun=()
 [ "$(id -u)" = 0 ] && pgrun=(runuser -u postgres --)
 
@@ -84,7 +85,7 @@ stop_nodes() {
   local d; for d in "$cgcpu/$cgtag"-pg* "$cgcpu/$cgtag"-badger; do [ -d "$d" ] && cgfree "$d"; done; return 0
 }
 cleanup() {
-  for p in "${wpids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${wpids[@]}" $spid; do kill "$p" 2>/dev/null || true; done
   stop_nodes
   [ -n "$rpid" ] && { kill "$rpid" 2>/dev/null; wait "$rpid" 2>/dev/null || true; }
   [ -n "$pgstarted" ] && "${pgrun[@]}" "$pgbin/pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1 || true
@@ -96,19 +97,31 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 token=bench-scale-admin-token
-dbcg= nodecg= wrkcg=
+# The groups each part runs in: its cpuacct group, and with the quotas PostgreSQL, Redis and wrk
+# share one cpu group without a quota. A quota is a ceiling, not a reservation: on a machine
+# busy with other work a node would get less than its quota and the run would measure the
+# machine. So each node's group and the shared group weigh as $weight_tasks tasks of nice 0
+# (cpu.shares), whatever the nice of their tasks: the nodes get their quota and the shared
+# pieces what the nodes ask of them, and the run takes at most what the quotas allow.
+weight_tasks=8
+dbcg= nodecg= wrkcg= sharedcg=
+if [ "$node_cpu" != off ]; then
+  cgmake "$cgcpu/$cgtag-shared" || { echo "scale-out: cannot create $cgcpu/$cgtag-shared" >&2; exit 1; }
+  sharedcg=$cgcpu/$cgtag-shared
+  echo $((weight_tasks * 1024)) >"$sharedcg/cpu.shares"
+fi
 [ -n "$acct" ] && { dbcg=$cgacct/$cgtag-db nodecg=$cgacct/$cgtag-nodes wrkcg=$cgacct/$cgtag-wrk; }
 
 # The private PostgreSQL: its own cluster, loopback only, a socket in its own folder.
 [ "$(id -u)" = 0 ] && chown postgres "$pgdir"
 pgport=$(port)
 "${pgrun[@]}" "$pgbin/initdb" -D "$pgdir/data" -U postgres -A trust >/dev/null
-"${incg[@]}" "$dbcg" "${pgrun[@]}" "$pgbin/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w -o "-p $pgport -k $pgdir -c listen_addresses=127.0.0.1 -c max_connections=300" start >/dev/null
+"${incg[@]}" "$dbcg $sharedcg" "${pgrun[@]}" "$pgbin/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w -o "-p $pgport -k $pgdir -c listen_addresses=127.0.0.1 -c max_connections=300" start >/dev/null
 pgstarted=1
 "${pgrun[@]}" "$pgbin/createdb" -h 127.0.0.1 -p "$pgport" -U postgres bench
 pgurl="postgres://postgres@127.0.0.1:$pgport/bench?sslmode=disable"
 rport=$(port)
-"${incg[@]}" "$dbcg" redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >/dev/null 2>&1 &
+"${incg[@]}" "$dbcg $sharedcg" redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >/dev/null 2>&1 &
 rpid=$!
 
 cp -a "$src/." "$work/badger"
@@ -126,6 +139,7 @@ node() {
   if [ "$node_cpu" != off ]; then
     cgmake "$cgcpu/$cgtag-$name" || { echo "scale-out: cannot create $cgcpu/$cgtag-$name" >&2; exit 1; }
     echo "$period" >"$cgcpu/$cgtag-$name/cpu.cfs_period_us"
+    echo $((weight_tasks * 1024)) >"$cgcpu/$cgtag-$name/cpu.shares"
     awk -v q="$node_cpu" -v p="$period" 'BEGIN { printf "%d\n", q * p }' >"$cgcpu/$cgtag-$name/cpu.cfs_quota_us"
     dirs="$dirs $cgcpu/$cgtag-$name" envs=(GOMAXPROCS="$gomaxprocs")
   fi
@@ -155,9 +169,9 @@ load() {
   wpids=()
   for u in "$@"; do
     if [ "$kind" = writes ]; then
-      "${incg[@]}" "$wrkcg" env MODE=records ADMIN_TOKEN=$token wrk -t1 -c"$conns" -d"$dur" --latency -s "$rbench/writes.lua" "$u" >"$work/wrk.$i" 2>&1 &
+      "${incg[@]}" "$wrkcg $sharedcg" env MODE=records ADMIN_TOKEN=$token wrk -t1 -c"$conns" -d"$dur" --latency -s "$rbench/writes.lua" "$u" >"$work/wrk.$i" 2>&1 &
     else
-      "${incg[@]}" "$wrkcg" env MIX="$kind" N="$n" wrk -t1 -c"$conns" -d"$dur" --latency -s "$rbench/mixes.lua" "$u" >"$work/wrk.$i" 2>&1 &
+      "${incg[@]}" "$wrkcg $sharedcg" env MIX="$kind" N="$n" wrk -t1 -c"$conns" -d"$dur" --latency -s "$rbench/mixes.lua" "$u" >"$work/wrk.$i" 2>&1 &
     fi
     wpids+=($!) outs+=("$work/wrk.$i"); i=$((i + 1))
   done
@@ -187,6 +201,24 @@ xacts() { pgq "select xact_commit + xact_rollback from pg_stat_database where da
 scans() { pgq "select coalesce(sum(coalesce(idx_scan, 0) + coalesce(seq_scan, 0)), 0) from pg_stat_user_tables where relname = 'gatehouse_kv'"; }
 rcmds() { redis-cli -p "$rport" info stats | awk -F: '/^total_commands_processed/ { print $2 + 0 }'; }
 pgconns() { pgq "select count(*) from pg_stat_activity where datname = 'bench' and pid <> pg_backend_pid()"; }
+# Serialization failures (and deadlocks) PostgreSQL logged: transactions a node had to retry.
+serfails() { grep -c -e 'could not serialize' -e 'deadlock detected' "$pgdir/log" || true; }
+# sample FILE: until killed, appends "#" and the state of every busy session of the bench
+# database every 0.2 s: its wait event when it waits inside PostgreSQL (Lock:transactionid: a
+# row another transaction holds; IO:WALSync: the commit's log flush), "running" when it runs
+# (or waits for a core), "idle in transaction" when PostgreSQL waits for the node.
+sample() {
+  while :; do
+    echo '#' >>"$1"
+    pgq "select case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'running') else state end from pg_stat_activity where datname = 'bench' and pid <> pg_backend_pid() and state <> 'idle'" >>"$1" 2>/dev/null || true
+    sleep 0.2
+  done
+}
+# sessions FILE: the average number of sessions in each state over the samples, busiest first.
+sessions() {
+  awk '/^#/ { n++; next } NF { c[$0]++ } END { for (k in c) printf "%.1f %s\n", c[k] / (n > 0 ? n : 1), k }' "$1" |
+    sort -rn | head -5 | awk '{ v = $1; $1 = ""; printf "%s%s %s", (NR > 1 ? ", " : ""), substr($0, 2), v }'
+}
 
 # cpu: "seconds nodes-ns db-ns wrk-ns machine-busy-ticks throttled-periods periods", the
 # counters the CPU line of a run is the difference of (zeros where cgroups are not available).
@@ -212,6 +244,7 @@ cpuline() {
     quota = q == "off" ? "no quota" : sprintf("quota %.2f", k * q)
     thr = y[7] - x[7] > 0 ? sprintf(", throttled in %.0f%% of periods", 100 * (y[6] - x[6]) / (y[7] - x[7])) : ""
     printf "           cpu (cores): nodes %.2f (%s%s)  PostgreSQL+Redis %.2f  wrk %.2f  rest of the machine %.2f;  %.0f req/s per node core\n", nodes, quota, thr, db, wrk, rest, r / (nodes > 0 ? nodes : 1)
+    if (q != "off" && nodes < 0.8 * k * q) printf "           (the nodes used less than 80%% of their quota: they waited for something else than their CPU)\n"
   }'
 }
 
@@ -219,13 +252,17 @@ declare -A res
 measure() { # SETUP URL...
   local setup=$1; shift
   for m in $mixes writes; do
-    local x0 r0 s0 x1 r1 s1 c0 c1 conns_now per
-    x0=$(xacts) r0=$(rcmds) s0=$(scans) c0=$(cpu)
+    local x0 r0 s0 b0 x1 r1 s1 b1 c0 c1 conns_now per
+    x0=$(xacts) r0=$(rcmds) s0=$(scans) b0=$(serfails) c0=$(cpu)
+    : >"$work/sessions"
+    [ "$setup" = badger ] || { sample "$work/sessions" & spid=$!; }
     read -r rps p50 p99 bad per <<<"$(load "$m" "$@")"
     c1=$(cpu)
+    [ -z "$spid" ] || { kill "$spid"; wait "$spid" 2>/dev/null || true; spid=; }
     sleep 1 # PostgreSQL's statistics reach pg_stat_* within its stats interval
-    x1=$(xacts) r1=$(rcmds) s1=$(scans) conns_now=$(pgconns)
+    x1=$(xacts) r1=$(rcmds) s1=$(scans) b1=$(serfails) conns_now=$(pgconns)
     res[$setup.$m]=$rps
+    res[$setup.$m.core]=$(awk -v r="$rps" -v b="$c0" -v a="$c1" 'BEGIN { split(b, x, " "); split(a, y, " "); c = (y[2] - x[2]) / 1e9 / (y[1] - x[1]); printf "%.0f", c > 0 ? r / c : 0 }')
     # Per request: the database's transactions and Redis's commands over wrk's answers (the
     # badger node talks to neither, so its columns show the others' idle traffic: none).
     printf '  %-6s %-7s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %-4s  pg xact/req %s  pg scans/req %s  redis cmd/req %s  pg conns %s%s\n' \
@@ -235,16 +272,22 @@ measure() { # SETUP URL...
       "$(awk -v a="$r0" -v b="$r1" -v r="$rps" -v d="${dur%s}" 'BEGIN { printf "%.2f", (b - a) / (r * d > 0 ? r * d : 1) }')" \
       "$conns_now" "$([ $# -gt 1 ] && echo "  per node $per")"
     cpuline $# "$rps" "$c0" "$c1"
+    # What the database's sessions did (averaged over the run) and the serialization failures
+    # (retried by the nodes) per request.
+    [ "$setup" = badger ] || printf '           pg sessions (average): %s;  pg serialization failures/req %s\n' "$(sessions "$work/sessions")" \
+      "$(awk -v a="$b0" -v b="$b1" -v r="$rps" -v d="${dur%s}" 'BEGIN { printf "%.3f", (b - a) / (r * d > 0 ? r * d : 1) }')"
   done
 }
 # idle SETUP: the database transactions and Redis commands per second the nodes make with no
 # request at all (journal polling, queue scans, leases, subscriptions).
+# With cpuacct, also the cores the nodes used meanwhile (background work: index merges, GC).
 idle() {
-  local x0 r0
-  x0=$(xacts) r0=$(rcmds); sleep 10
-  printf '  %-6s idle    %s pg xact/s  %s redis cmd/s  pg conns %s\n' "$1" \
+  local x0 r0 c0
+  x0=$(xacts) r0=$(rcmds) c0=$(cpu); sleep 10
+  printf '  %-6s idle    %s pg xact/s  %s redis cmd/s  pg conns %s%s\n' "$1" \
     "$(awk -v a="$x0" -v b="$(xacts)" 'BEGIN { printf "%.1f", (b - a) / 10 }')" \
-    "$(awk -v a="$r0" -v b="$(rcmds)" 'BEGIN { printf "%.1f", (b - a) / 10 }')" "$(pgconns)"
+    "$(awk -v a="$r0" -v b="$(rcmds)" 'BEGIN { printf "%.1f", (b - a) / 10 }')" "$(pgconns)" \
+    "$([ -z "$acct" ] || awk -v b="$c0" -v a="$(cpu)" 'BEGIN { split(b, x, " "); split(a, y, " "); printf "  nodes cpu %.3f cores", (y[2] - x[2]) / 1e9 / (y[1] - x[1]) }')"
 }
 
 quota="no CPU quota (the nodes share the machine's cores)"
@@ -262,7 +305,11 @@ idle pg3
 measure pg3 "${urls[@]}"
 stop_nodes
 echo "ratios ($quota; load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+# pg3/pg1 per node core: the req/s each core of node CPU served with three nodes against one (1:
+# three nodes spend no more node CPU on a request than one; printed where cpuacct is there).
 for m in $mixes writes; do
-  awk -v m="$m" -v b="${res[badger.$m]}" -v p1="${res[pg1.$m]}" -v p3="${res[pg3.$m]}" \
-    'BEGIN { printf "  %-7s pg1/badger %.2f   pg3/pg1 %.2f\n", m, p1 / (b > 0 ? b : 1), p3 / (p1 > 0 ? p1 : 1) }'
+  awk -v m="$m" -v b="${res[badger.$m]}" -v p1="${res[pg1.$m]}" -v p3="${res[pg3.$m]}" -v c1="${res[pg1.$m.core]}" -v c3="${res[pg3.$m.core]}" \
+    'BEGIN { printf "  %-7s pg1/badger %.2f   pg3/pg1 %.2f", m, p1 / (b > 0 ? b : 1), p3 / (p1 > 0 ? p1 : 1)
+      if (c1 > 0) printf "   pg3/pg1 per node core %.2f", c3 / c1
+      printf "\n" }'
 done
