@@ -14,13 +14,15 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
 // API is the File-asset product mounted at {files_base_url}.
 type API struct {
-	svc  *Service
-	auth *auth.Authenticator
+	svc     *Service
+	auth    *auth.Authenticator
+	cursors *cursor.Cursors
 }
 
 // Host is the asset host ({asset_host}, mounted at {public_url}/cdn and routed by Host).
@@ -32,8 +34,11 @@ var (
 	_ edge.Product      = (*Host)(nil)
 )
 
-// NewAPI returns the product's API routes over svc, guarded by a.
-func NewAPI(svc *Service, a *auth.Authenticator) *API { return &API{svc: svc, auth: a} }
+// NewAPI returns the product's API routes over svc, guarded by a; cursors signs the list's
+// page cursors.
+func NewAPI(svc *Service, a *auth.Authenticator, cursors *cursor.Cursors) *API {
+	return &API{svc: svc, auth: a, cursors: cursors}
+}
 
 // NewHost returns the asset host over svc.
 func NewHost(svc *Service) *Host { return &Host{svc: svc} }
@@ -172,9 +177,22 @@ func (a *API) listScope(c *fiber.Ctx, sc Scope, full bool) error {
 	if err != nil {
 		return err
 	}
-	page, next, err := a.svc.List(c.UserContext(), sc, limit, utils.CopyString(c.Query("cursor")), utils.CopyString(c.Query("mimeCategory")))
+	category := utils.CopyString(c.Query("mimeCategory"))
+	scope := "files/assets\x00" + sc.Org + "\x00" + sc.Project + "\x00" + category
+	after := ""
+	if cur := c.Query("cursor"); cur != "" {
+		p, err := a.cursors.Decode(scope, cur)
+		if err != nil {
+			return err
+		}
+		after = string(p)
+	}
+	page, next, err := a.svc.List(c.UserContext(), sc, limit, after, category)
 	if err != nil {
 		return err
+	}
+	if next != "" {
+		next = a.cursors.Encode(scope, []byte(next))
 	}
 	if full {
 		return c.JSON(httpx.NewList(page, next))

@@ -88,14 +88,14 @@ func startOn(t testing.TB, dir string, edit func(*config.Config), newBlobs func(
 				t.Fatal(err)
 			}
 			e.svc, err = files.NewService(files.Options{
-				DB: d.DB, Blobs: blobs, Signer: signer, Cursors: cur,
+				DB: d.DB, Blobs: blobs, Signer: signer,
 				FilesBase: d.Config.BaseURL("files"), AssetBase: d.Config.AssetBaseURL(), Now: e.clock.Now, Log: d.Log, Registerer: d.Registry,
 				Shared: d.DB.Backend() == store.BackendPostgres,
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			return []edge.Product{files.NewAPI(e.svc, d.Auth), files.NewHost(e.svc)}
+			return []edge.Product{files.NewAPI(e.svc, d.Auth, cur), files.NewHost(e.svc)}
 		},
 	})
 	return e

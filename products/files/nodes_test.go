@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
-	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/products/files"
 )
 
@@ -30,8 +29,7 @@ func TestAssetDeletedOnAnotherNode(t *testing.T) {
 	})
 	id := e.upload(t, secret, "a.png", "image/png", pngBytes(t, 4, 4))
 	signer, _ := files.NewSigner([]byte("0123456789abcdef0123456789abcdef"))
-	cur, _ := cursor.NewCursors([]byte("fedcba9876543210fedcba9876543210"))
-	other, err := files.NewService(files.Options{DB: e.DB, Blobs: local, Signer: signer, Cursors: cur, Shared: true})
+	other, err := files.NewService(files.Options{DB: e.DB, Blobs: local, Signer: signer, Shared: true})
 	if err != nil {
 		t.Fatal(err)
 	}

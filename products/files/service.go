@@ -17,17 +17,15 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
-	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // Options are the Service's dependencies.
 type Options struct {
-	DB      *store.DB
-	Blobs   blob.Store
-	Signer  *Signer
-	Cursors *cursor.Cursors
+	DB     *store.DB
+	Blobs  blob.Store
+	Signer *Signer
 	// FilesBase is {files_base_url}: upload URLs are FilesBase + "/upload/<id>?...".
 	FilesBase string
 	// AssetBase is {asset_host}: public URLs are AssetBase + "/" + storageKey.
@@ -54,10 +52,10 @@ type Service struct {
 	m    *metrics
 }
 
-// NewService returns a Service; DB, Blobs, Signer and Cursors are required.
+// NewService returns a Service; DB, Blobs and Signer are required. It starts nothing.
 func NewService(o Options) (*Service, error) {
-	if o.DB == nil || o.Blobs == nil || o.Signer == nil || o.Cursors == nil {
-		return nil, errors.New("files: DB, Blobs, Signer and Cursors are required")
+	if o.DB == nil || o.Blobs == nil || o.Signer == nil {
+		return nil, errors.New("files: DB, Blobs and Signer are required")
 	}
 	s := &Service{o: o, now: o.Now, log: o.Log}
 	if s.now == nil {
@@ -240,18 +238,10 @@ func (s *Service) Duplicate(ctx context.Context, sc Scope, sum string) (string, 
 	return found, found != "", err
 }
 
-// List returns a page of the assets scope sees, newest first, optionally only those whose MIME
-// type starts with category + "/", and the cursor of the next page ("" on the last).
-func (s *Service) List(ctx context.Context, sc Scope, limit int, cursor, category string) ([]*Asset, string, error) {
-	cscope := "files/assets\x00" + sc.Org + "\x00" + sc.Project + "\x00" + category
-	after := ""
-	if cursor != "" {
-		p, err := s.o.Cursors.Decode(cscope, cursor)
-		if err != nil {
-			return nil, "", err
-		}
-		after = string(p)
-	}
+// List returns a page of the assets scope sees, newest first, after the asset id after (""
+// for the first page), optionally only those whose MIME type starts with category + "/", and
+// the id to list the next page after ("" on the last).
+func (s *Service) List(ctx context.Context, sc Scope, limit int, after, category string) ([]*Asset, string, error) {
 	match := func(mime string) bool { return category == "" || strings.HasPrefix(mime, category+"/") }
 	possible := false
 	for t := range accepted {
@@ -291,7 +281,7 @@ func (s *Service) List(ctx context.Context, sc Scope, limit int, cursor, categor
 	next := ""
 	if len(page) > limit {
 		page = page[:limit]
-		next = s.o.Cursors.Encode(cscope, []byte(page[limit-1].ID))
+		next = page[limit-1].ID
 	}
 	return page, next, nil
 }

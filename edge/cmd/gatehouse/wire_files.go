@@ -20,14 +20,14 @@ func (a *assembly) addFiles(ctx context.Context, d deps) error {
 		return err
 	}
 	svc, err := files.NewService(files.Options{
-		DB: d.db, Blobs: d.blobs, Signer: signer, Cursors: d.cursors,
+		DB: d.db, Blobs: d.blobs, Signer: signer,
 		FilesBase: d.cfg.BaseURL("files"), AssetBase: d.cfg.AssetBaseURL(), Log: d.log.With("product", "files"), Registerer: d.reg,
 		Events: fileEvents{hooks: d.hooks}, Shared: d.db.Backend() == store.BackendPostgres,
 	})
 	if err != nil {
 		return err
 	}
-	a.products = append(a.products, files.NewAPI(svc, d.auth), files.NewHost(svc))
+	a.products = append(a.products, files.NewAPI(svc, d.auth, d.cursors), files.NewHost(svc))
 	a.components = append(a.components, svc.NewSweeper(time.Minute))
 	return nil
 }
