@@ -139,34 +139,47 @@ func (c *cluster) webhooksDeliveredOnce(t *testing.T) {
 		}
 	}
 	c.hooks.mu.Unlock()
+	// The receiver answers before the worker records the attempt: wait until the log holds
+	// every one, then check that each is there once, through every node.
+	await(t, "every attempt logged", func() bool {
+		logged := c.loggedAttempts(t, 0, want)
+		return len(logged) == len(want)
+	})
 	for i := range c.nodes {
-		logged := map[string]int{}
-		path := "/admin/v1/projects/site/webhooks/hooks/deliveries?limit=200"
-		for path != "" {
-			var page struct {
-				Items []struct {
-					DeliveryID, Outcome string
-				}
-				Pagination struct{ NextCursor *string }
-			}
-			c.must(i, "GET", path, "admin", "", 200, &page)
-			for _, a := range page.Items {
-				if want[a.DeliveryID] {
-					logged[a.DeliveryID]++
-					if a.Outcome != "succeeded" {
-						t.Errorf("node %d logs delivery %s as %s, want succeeded", i, a.DeliveryID, a.Outcome)
-					}
-				}
-			}
-			path = ""
-			if page.Pagination.NextCursor != nil {
-				path = "/admin/v1/projects/site/webhooks/hooks/deliveries?limit=200&cursor=" + url.QueryEscape(*page.Pagination.NextCursor)
-			}
-		}
+		logged := c.loggedAttempts(t, i, want)
 		for id := range want {
 			if logged[id] != 1 {
 				t.Errorf("node %d logs %d attempts of delivery %s, want 1", i, logged[id], id)
 			}
 		}
 	}
+}
+
+// loggedAttempts counts the attempts of the wanted deliveries in the deliveries log read
+// through node i, failing the test for one that did not succeed.
+func (c *cluster) loggedAttempts(t *testing.T, i int, want map[string]bool) map[string]int {
+	logged := map[string]int{}
+	path := "/admin/v1/projects/site/webhooks/hooks/deliveries?limit=200"
+	for path != "" {
+		var page struct {
+			Items []struct {
+				DeliveryID, Outcome string
+			}
+			Pagination struct{ NextCursor *string }
+		}
+		c.must(i, "GET", path, "admin", "", 200, &page)
+		for _, a := range page.Items {
+			if want[a.DeliveryID] {
+				logged[a.DeliveryID]++
+				if a.Outcome != "succeeded" {
+					t.Errorf("node %d logs delivery %s as %s, want succeeded", i, a.DeliveryID, a.Outcome)
+				}
+			}
+		}
+		path = ""
+		if page.Pagination.NextCursor != nil {
+			path = "/admin/v1/projects/site/webhooks/hooks/deliveries?limit=200&cursor=" + url.QueryEscape(*page.Pagination.NextCursor)
+		}
+	}
+	return logged
 }
