@@ -2,6 +2,7 @@ package records
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/index/fields"
@@ -17,6 +18,16 @@ func TestCursorRoundTrip(t *testing.T) {
 	if _, err := decodeCursor(encodeCursor(in), 2); err == nil {
 		t.Errorf("decodeCursor with another sort length succeeded")
 	}
+	// A long string is carried as a reference (its key form and a digest), whatever its length.
+	long := fields.String(strings.Repeat("x", 100_000))
+	b := encodeCursor(tuple{vals: [][]byte{long}, id: "post-1"})
+	got, err = decodeCursor(b, 1)
+	if err != nil || len(b) > 600 {
+		t.Fatalf("decodeCursor of a %d-byte cursor with a long value = %v", len(b), err)
+	}
+	if form, _, ok := cursorRef(got.vals[0]); !ok || !fields.Truncated(form) {
+		t.Errorf("a long value's cursor form %x is not a reference", got.vals[0][:8])
+	}
 }
 
 // FuzzDecodeCursor feeds payloads that passed the signature check (a leaked key, a bug in a
@@ -25,6 +36,7 @@ func FuzzDecodeCursor(f *testing.F) {
 	f.Add(encodeCursor(tuple{vals: [][]byte{fields.Number(1)}, id: "x"}), 1)
 	f.Add([]byte{1, 2, 9, 3}, 2)
 	f.Add([]byte{}, 0)
+	f.Add(encodeCursor(tuple{vals: [][]byte{fields.String(strings.Repeat("y", 600))}, id: "x"}), 1)
 	f.Fuzz(func(t *testing.T, b []byte, n int) {
 		if n < 0 || n > 8 {
 			return
