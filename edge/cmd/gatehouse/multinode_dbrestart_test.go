@@ -27,6 +27,9 @@ func (c *cluster) databaseRestartUnderLoad(t *testing.T) {
 		wg     sync.WaitGroup
 	)
 	more, done := make(chan struct{}, 1), make(chan struct{})
+	var stopOnce sync.Once
+	stop := func() { stopOnce.Do(func() { close(done); wg.Wait() }) }
+	defer stop() // on every way out: writers left running would fail the later subtests
 	for g := 0; g < writers; g++ {
 		wg.Add(1)
 		go func() {
@@ -72,8 +75,6 @@ func (c *cluster) databaseRestartUnderLoad(t *testing.T) {
 			select {
 			case <-more:
 			case <-deadline:
-				close(done)
-				wg.Wait()
 				t.Fatalf("%d writes acknowledged, want %d (the nodes did not recover?)", acks(), want)
 			}
 		}
@@ -82,8 +83,7 @@ func (c *cluster) databaseRestartUnderLoad(t *testing.T) {
 	c.pg.crashAndRestart(t)
 	atRestart := acks()
 	awaitAcks(atRestart + after)
-	close(done)
-	wg.Wait()
+	stop()
 	if len(bad) > 0 {
 		t.Errorf("%d writes answered neither 201 nor 500 INTERNAL, first: %v", len(bad), bad[:min(5, len(bad))])
 	}

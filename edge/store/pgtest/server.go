@@ -297,16 +297,53 @@ func (s *Server) Stop() error {
 	}
 }
 
-// Kill stops the server abruptly (SIGKILL of the postmaster, as a crash would), for tests of
-// what a client sees when its database dies; Start on the same folder recovers it.
+// Kill stops the server abruptly (SIGKILL of the postmaster and its children, as a crash of
+// the machine would), for tests of what a client sees when its database dies; Start on the
+// same folder recovers it. It returns once every process of the server has ended: a backend
+// still attached to the old shared memory would make Start's postmaster refuse to run.
 func (s *Server) Kill() error {
 	if s == nil || s.proc == nil {
 		return nil
 	}
-	// The postmaster's children notice its death and exit by themselves.
-	_ = s.proc.Signal(syscall.SIGKILL)
+	pgid := s.proc.Pid // Setpgid: the postmaster leads the group its children are in
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-s.exited
+	deadline := time.Now().Add(30 * time.Second)
+	for groupAlive(pgid) {
+		if time.Now().After(deadline) {
+			return errors.New("pgtest: the killed server's processes still run after 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return nil
+}
+
+// groupAlive reports whether a process of group pgid still runs (a zombie, waiting for its
+// parent to reap it, holds nothing and does not count).
+func groupAlive(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so split after its ')'.
+		i := strings.LastIndexByte(string(raw), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(raw[i+1:]))
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
 
 // CreateDatabase creates an empty database name and returns its URL.
