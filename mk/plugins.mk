@@ -26,8 +26,9 @@ plugin-toolchains: ## install what the C, WAT and AssemblyScript example plugins
 test-go: plugin-toolchains
 test-go: export GATEHOUSE_REQUIRE_PLUGIN_TOOLCHAINS = 1
 
-bench-plugins: ## plugin per-call overhead (no-op and spam filter, p50/p99) and forms submits/s with and without the spam filter
-	$(GO) test ./plugins/host -run '^$$' -bench . -benchtime 3000x
+bench-plugins: ## plugin per-call overhead (no-op and spam filter, p50/p99, compiled and interpreted), a new module's registration to first call, and forms submits/s with and without the spam filter
+	$(GO) test ./plugins/host -run '^$$' -bench FormsSubmit -benchtime 3000x
+	$(GO) test ./plugins/host -run '^$$' -bench NewModuleFirstCall -benchtime 3x
 	$(GO) test ./edge/cmd/gatehouse -run '^$$' -bench BenchmarkFormsSubmitSpamFilter -benchtime 20000x
 
 fuzz-plugins: ## fuzz the host side of the plugin ABI and the loop guard's rewriter for 30s each

@@ -21,7 +21,10 @@ var benchData = map[string]any{
 // benchFormsSubmit measures FormsSubmit through the plugins in regs (none
 // = the host's own overhead) and reports p50 and p99 per call.
 func benchFormsSubmit(b *testing.B, regs ...Registration) {
-	h := newHost(b, nil)
+	benchFormsSubmitOn(b, newHost(b, nil), regs...)
+}
+
+func benchFormsSubmitOn(b *testing.B, h *Host, regs ...Registration) {
 	for _, r := range regs {
 		mustRegister(b, h, r)
 	}
@@ -62,6 +65,62 @@ func BenchmarkFormsSubmitNoop(b *testing.B) {
 // BenchmarkFormsSubmitSpamguard is the example spam filter (target: p50 < 150 µs).
 func BenchmarkFormsSubmitSpamguard(b *testing.B) {
 	benchFormsSubmit(b, Registration{Name: "spamguard", Hooks: []string{HookFormsSubmit}, Config: spamConfig})
+}
+
+// benchInterpreted measures FormsSubmit through reg on the interpreter, as
+// a node runs a module uploaded on another node until its machine code is
+// compiled (compile.go).
+func benchInterpreted(b *testing.B, reg Registration) {
+	h := tieredHost(b, nil, nil)
+	registerTiered(b, h, reg)
+	benchFormsSubmitOn(b, h)
+}
+
+// BenchmarkFormsSubmitSpamguardInterpreted is the spam filter on the
+// interpreter.
+func BenchmarkFormsSubmitSpamguardInterpreted(b *testing.B) {
+	benchInterpreted(b, Registration{Name: "spamguard", Hooks: []string{HookFormsSubmit}, Config: spamConfig})
+}
+
+// BenchmarkFormsSubmitNoopInterpreted is the no-op filter on the
+// interpreter.
+func BenchmarkFormsSubmitNoopInterpreted(b *testing.B) {
+	benchInterpreted(b, Registration{Name: "noop", Hooks: []string{HookFormsSubmit}})
+}
+
+// BenchmarkNewModuleFirstCall measures what a node does when a module new
+// to it arrives, from the module's bytes to the first call answered, on a
+// host with an empty compilation cache: "interpreted" as for an upload made
+// on another node (Precompile, then Register: the machine code follows in
+// the background), "compiled" as for an upload on this node (Register
+// compiles to machine code first).
+func BenchmarkNewModuleFirstCall(b *testing.B) {
+	for _, tiered := range []bool{true, false} {
+		name := "compiled"
+		if tiered {
+			name = "interpreted"
+		}
+		b.Run(name, func(b *testing.B) {
+			reg := Registration{Project: "demo", Name: "spamguard", Hooks: []string{HookFormsSubmit}, Config: spamConfig}
+			for range b.N {
+				b.StopTimer()
+				dir := b.TempDir()
+				h := tieredHost(b, nil, func(o *Options) { o.CacheDir = dir })
+				b.StartTimer()
+				if tiered {
+					registerTiered(b, h, reg)
+				} else {
+					mustRegister(b, h, reg)
+				}
+				if v, err := h.FormsSubmit(context.Background(), "demo", "contact", benchData); err != nil || v.Action != Allow {
+					b.Fatalf("FormsSubmit = %+v, %v", v, err)
+				}
+				b.StopTimer()
+				_ = h.Close(context.Background())
+				b.StartTimer()
+			}
+		})
+	}
 }
 
 // BenchmarkFormsSubmitNaiveSpam is the same filter decoding the whole

@@ -15,8 +15,14 @@
 //	v, err := h.FormsSubmit(ctx, "demo", "contact", data)
 //
 // What the host guarantees, per plugin: modules are compiled once (an LRU of
-// compiled modules in memory, wazero's compilation cache on disk); each
-// project has its own wazero runtime; each plugin has a capped pool of warm
+// compiled modules in memory, wazero's compilation cache on disk); a module
+// precompiled for an upload made on another node (Precompile) serves from
+// wazero's interpreter within a few hundred milliseconds while the
+// optimizing compiler, which takes seconds, works in the background at a
+// lower priority, and its plugins then move to the machine code
+// (compile.go); each project has its own wazero runtimes (compiler and
+// interpreter, set up alike, under the same limits); each plugin has a
+// capped pool of warm
 // instances, each serving one call at a time; an instance is dropped after
 // a trap, a timeout or when its memory grows past three quarters of its
 // cap; every call runs under a deadline enforced by a fuel guard compiled

@@ -105,7 +105,7 @@ func hmacToken(secret string, expiry time.Time, nonce string) string {
 
 func TestCaptchaHMAC(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	h := newHost(t, func(o *Options) { o.Clock = func() time.Time { return now } })
+	h := newHost(t, func(o *Options) { o.Now = func() time.Time { return now } })
 	mustRegister(t, h, Registration{Name: "captcha-hmac", Hooks: []string{HookCaptchaVerify},
 		Config: map[string]string{"secret": "s3cret"}})
 	tests := []struct {

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/plugins/guard"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -28,37 +26,34 @@ type Host struct {
 	sched   *scheduler
 	mem     *memBudget
 
-	compileMu sync.Mutex     // one compilation at a time, as wazero recommends
+	compileMu sync.Mutex // one compilation a caller waits for at a time, as wazero recommends
+	nativeMu  sync.Mutex // one background compilation to machine code at a time
+	bgCtx     context.Context
+	bgStop    context.CancelFunc
 	bg        sync.WaitGroup // background instance starts (pool refills)
 	running   atomic.Int64   // guest calls under way: Close waits for them before freeing memory
 
-	mu       sync.Mutex
-	closed   bool
-	projects map[string]*project
-	compiled *lru.Cache[compiledKey, *compiledEntry]
+	mu     sync.Mutex
+	closed bool
+	// compiling is the project whose runtime a background compilation to
+	// machine code uses (nil: none); leftToCompiler tells that compilation
+	// that Close left that runtime and the cache for it to close.
+	compiling      *project
+	leftToCompiler bool
+	projects       map[string]*project
+	compiled       *lru.Cache[compiledKey, *compiledEntry]
 }
 
-// project is one tenant project: its own wazero runtime and its plugins.
+// project is one tenant project: its own wazero runtimes and its plugins.
 type project struct {
-	id      string
-	rt      wazero.Runtime
+	id string
+	rt wazero.Runtime // the optimizing compiler's: machine code
+	// interp is the interpreter's runtime, which serves a module new to the
+	// host until rt has compiled it (compile.go).
+	interp  wazero.Runtime
 	plugins atomic.Pointer[[]*plugin] // registration order, copy-on-write
 	share   share                     // its part of the scheduler (guarded by scheduler.mu)
 	memUsed uint64                    // guest memory its instances hold (guarded by memBudget.mu)
-}
-
-type compiledKey struct {
-	project string
-	sum     [32]byte
-}
-
-// compiledEntry is a compiled module shared by every registration of the
-// same bytes in one project. It is closed when no registration uses it and
-// the LRU has let it go.
-type compiledEntry struct {
-	mod     wazero.CompiledModule
-	refs    int  // guarded by Host.mu
-	inCache bool // guarded by Host.mu
 }
 
 // New creates a Host. Close it to release runtimes and the cache.
@@ -88,12 +83,13 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 		// Called with h.mu held (every LRU mutation happens under it).
 		e.inCache = false
 		if e.refs == 0 {
-			_ = e.mod.Close(context.Background())
+			e.close()
 		}
 	})
 	if opts.Egress != nil {
 		h.client = opts.Egress.Client()
 	}
+	h.bgCtx, h.bgStop = context.WithCancel(context.WithoutCancel(ctx))
 	return h, nil
 }
 
@@ -116,6 +112,7 @@ func (h *Host) Close(ctx context.Context) error {
 			pl.retire()
 		}
 	}
+	h.bgStop()  // background compilations not begun yet are skipped
 	h.bg.Wait() // no instance may be starting while its runtime closes
 	// Guest memory is unmapped when a runtime closes: wait for the calls
 	// under way, which their deadlines end (the pools are closed, so no
@@ -123,15 +120,27 @@ func (h *Host) Close(ctx context.Context) error {
 	for deadline := time.Now().Add(h.opts.MaxTimeout + time.Second); h.running.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
+	// A compilation to machine code under way cannot be stopped and may
+	// take seconds: rather than hold the shutdown up, its runtime and the
+	// cache are left for it to close when it returns (compileNative).
+	h.mu.Lock()
+	busy := h.compiling
+	h.leftToCompiler = busy != nil
+	h.mu.Unlock()
 	for _, p := range projects {
-		if err := p.rt.Close(ctx); err != nil {
-			errs = append(errs, err)
+		for _, rt := range []wazero.Runtime{p.rt, p.interp} {
+			if rt == busy.runtime() {
+				continue
+			}
+			if err := rt.Close(ctx); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	h.mu.Lock()
 	h.compiled.Purge()
 	h.mu.Unlock()
-	if h.cache != nil {
+	if h.cache != nil && busy == nil {
 		if err := h.cache.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
@@ -141,6 +150,14 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	h.metrics.unregister(h.opts.Registerer)
 	return errors.Join(errs...)
+}
+
+// runtime is the project's machine-code runtime, nil for no project.
+func (p *project) runtime() wazero.Runtime {
+	if p == nil {
+		return nil
+	}
+	return p.rt
 }
 
 func (p *project) list() []*plugin {
@@ -162,7 +179,25 @@ func (h *Host) projectFor(ctx context.Context, id string) (*project, error) {
 	// (the plugin's limit, the memory budget): wazero's own limit is left
 	// at its 4 GiB maximum so that every refused grow goes through it and
 	// is counted as memory, the server's ceiling included.
-	cfg := wazero.NewRuntimeConfig().WithCompilationCache(h.cache)
+	rt, err := h.newRuntime(ctx, wazero.NewRuntimeConfig().WithCompilationCache(h.cache))
+	if err != nil {
+		return nil, err
+	}
+	// The interpreter checks for a closed module at every loop header: it
+	// is stopped that way (instance.run), its fuel checks notwithstanding.
+	interp, err := h.newRuntime(ctx, wazero.NewRuntimeConfigInterpreter().WithCloseOnContextDone(true))
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, err
+	}
+	p := &project{id: id, rt: rt, interp: interp}
+	h.projects[id] = p
+	h.mem.setProjects(len(h.projects))
+	return p, nil
+}
+
+// newRuntime creates a runtime with the host modules a plugin may import.
+func (h *Host) newRuntime(ctx context.Context, cfg wazero.RuntimeConfig) (wazero.Runtime, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
@@ -172,60 +207,7 @@ func (h *Host) projectFor(ctx context.Context, id string) (*project, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: %s module: %w", abiModule, err)
 	}
-	p := &project{id: id, rt: rt}
-	h.projects[id] = p
-	h.mem.setProjects(len(h.projects))
-	return p, nil
-}
-
-// compile returns the compiled module for wasm in project p, from the LRU
-// when it is there, and takes a reference on it.
-func (h *Host) compile(ctx context.Context, p *project, wasm []byte) (*compiledEntry, error) {
-	key := compiledKey{project: p.id, sum: sha256.Sum256(wasm)}
-	h.compileMu.Lock()
-	defer h.compileMu.Unlock()
-	h.mu.Lock()
-	if e, ok := h.compiled.Get(key); ok {
-		e.refs++
-		h.mu.Unlock()
-		return e, nil
-	}
-	h.mu.Unlock()
-	guarded, err := guard.Instrument(wasm)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
-	}
-	mod, err := compileModule(ctx, p.rt, guarded)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
-	}
-	e := &compiledEntry{mod: mod, refs: 1, inCache: true}
-	h.mu.Lock()
-	h.compiled.Add(key, e)
-	h.mu.Unlock()
-	return e, nil
-}
-
-// compileModule is rt.CompileModule that turns a panic into an error:
-// wazero 1.12's validator panics on some malformed modules (a function
-// whose type index is out of range, found by FuzzGuardCompiles), and a
-// tenant's upload must not take the gateway down.
-func compileModule(ctx context.Context, rt wazero.Runtime, wasm []byte) (mod wazero.CompiledModule, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			mod, err = nil, fmt.Errorf("malformed module: %v", r)
-		}
-	}()
-	return rt.CompileModule(ctx, wasm)
-}
-
-func (h *Host) release(e *compiledEntry) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	e.refs--
-	if e.refs == 0 && !e.inCache {
-		_ = e.mod.Close(context.Background())
-	}
+	return rt, nil
 }
 
 // Register compiles (or reuses) the module, checks its ABI marker, hook
@@ -285,7 +267,7 @@ func (h *Host) prepare(ctx context.Context, r Registration, moduleOnly bool) (*p
 	if err != nil {
 		return nil, err
 	}
-	ce, err := h.compile(ctx, p, r.Module)
+	ce, err := h.compile(ctx, p, r.Module, false)
 	if err != nil {
 		return nil, err
 	}

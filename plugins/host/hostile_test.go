@@ -229,7 +229,7 @@ var minimalModule = []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
 func TestGuestSandbox(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	h := newHost(t, func(o *Options) {
-		o.Clock = func() time.Time { return now }
+		o.Now = func() time.Time { return now }
 		o.Rand = func() ioReader { return zeroReader{} }
 	})
 	mustRegister(t, h, Registration{Name: "printer", Hooks: []string{HookFormsSubmit}})

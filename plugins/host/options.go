@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"runtime"
@@ -63,9 +64,9 @@ type Options struct {
 	// Fetch limits for http_fetch, per plugin call.
 	Fetch FetchLimits
 
-	// Clock is the time source given to guests: the wall clock a guest
+	// Now is the time source given to guests: the wall clock a guest
 	// reads is frozen at the start of each call. Default time.Now.
-	Clock func() time.Time
+	Now func() time.Time
 	// Rand returns the random source of a new instance (what the guest's
 	// random_get reads). Default: a ChaCha8 stream seeded from crypto/rand.
 	Rand func() io.Reader
@@ -73,6 +74,10 @@ type Options struct {
 	// Egress is the connection policy of http_fetch (fetch.go). The gateway passes its
 	// edge/egress policy; nil denies every fetch.
 	Egress Egress
+
+	// beforeNative runs before each background compilation to machine
+	// code; tests delay it to observe the interpreted tier.
+	beforeNative func(ctx context.Context)
 }
 
 // FetchLimits caps what one plugin call may do through http_fetch.
@@ -112,7 +117,7 @@ func DefaultOptions() Options {
 			Timeout:            5 * time.Second,
 			MaxRedirects:       3,
 		},
-		Clock: time.Now,
+		Now: time.Now,
 	}
 }
 
@@ -166,8 +171,8 @@ func (o Options) withDefaults() Options {
 	if o.Fetch.MaxRedirects <= 0 {
 		o.Fetch.MaxRedirects = d.Fetch.MaxRedirects
 	}
-	if o.Clock == nil {
-		o.Clock = d.Clock
+	if o.Now == nil {
+		o.Now = d.Now
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)

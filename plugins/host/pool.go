@@ -86,6 +86,7 @@ func (p *pool) get(ctx context.Context, deadline time.Time) (*instance, error) {
 // put returns an instance after a call; drop closes it instead (after a
 // trap, a timeout, or when its memory grew too much).
 func (p *pool) put(inst *instance, drop bool) {
+	drop = drop || p.stale(inst)
 	p.mu.Lock()
 	if !drop && !p.closed {
 		p.idle = append(p.idle, inst)
@@ -95,7 +96,7 @@ func (p *pool) put(inst *instance, drop bool) {
 	}
 	p.live--
 	empty := p.closed && p.live == 0
-	refill := !p.closed && len(p.idle) == 0
+	refill := !p.closed && !p.warm()
 	p.mu.Unlock()
 	inst.close()
 	<-p.slots
@@ -116,7 +117,7 @@ func (p *pool) refill() {
 		return // every slot is in use
 	}
 	p.mu.Lock()
-	if p.closed || len(p.idle) > 0 {
+	if p.closed || p.warm() {
 		p.mu.Unlock()
 		<-p.slots
 		return
@@ -143,6 +144,47 @@ func (p *pool) refill() {
 		return
 	}
 	p.put(inst, false)
+}
+
+// stale reports whether inst runs interpreted code while the machine code
+// is ready: it serves no further call.
+func (p *pool) stale(inst *instance) bool {
+	return !inst.native && p.pl.compiled.native.Load() != nil
+}
+
+// warm reports whether an idle instance can take the next call. Called
+// with p.mu held.
+func (p *pool) warm() bool {
+	for _, inst := range p.idle {
+		if !p.stale(inst) {
+			return true
+		}
+	}
+	return false
+}
+
+// upgrade moves the pool to its module's machine code, now ready: one
+// instance on it is started first, so the next call finds it warm, then the
+// idle interpreted instances close. Busy ones close when their call ends.
+func (p *pool) upgrade() {
+	p.refill()
+	p.mu.Lock()
+	var stale []*instance
+	keep := p.idle[:0]
+	for _, inst := range p.idle {
+		if p.stale(inst) {
+			stale = append(stale, inst)
+		} else {
+			keep = append(keep, inst)
+		}
+	}
+	clear(p.idle[len(keep):])
+	p.idle = keep
+	p.live -= len(stale)
+	p.mu.Unlock()
+	for _, inst := range stale {
+		inst.close()
+	}
 }
 
 // close retires the pool: idle instances close now, busy ones when their
@@ -173,6 +215,7 @@ type instance struct {
 	fns     [numHooks]api.Function
 	marker  api.Function
 	mem     *cappedMemory
+	native  bool              // runs machine code, not the interpreter's (compile.go)
 	stop    api.MutableGlobal // the guard's stop flag (package guard)
 	stopped bool              // the flag was raised: the instance must be dropped
 	// running counts the guest calls under way in the whole host.
@@ -191,7 +234,7 @@ func (p *pool) start(ctx context.Context) (*instance, error) {
 	pl := p.pl
 	opts := pl.h.opts
 	inst := &instance{stack: make([]uint64, 1), running: &pl.h.running}
-	inst.setClock(opts.Clock())
+	inst.setClock(opts.Now())
 	inst.mem = &cappedMemory{max: pl.memCap, budget: pl.h.mem, proj: p.proj}
 	var rnd io.Reader
 	if opts.Rand != nil {
@@ -221,7 +264,13 @@ func (p *pool) start(ctx context.Context) (*instance, error) {
 	defer cancel()
 	ctx = experimental.WithMemoryAllocator(ctx, inst.mem)
 	ctx = context.WithValue(ctx, callKey{}, &callState{pl: pl})
-	mod, err := p.proj.rt.InstantiateModule(ctx, pl.compiled.mod, cfg)
+	code, native := pl.compiled.code()
+	rt := p.proj.interp
+	if native {
+		rt = p.proj.rt
+	}
+	inst.native = native
+	mod, err := rt.InstantiateModule(ctx, code, cfg)
 	if err != nil {
 		inst.mem.Free()
 		if inst.mem.hit {
@@ -285,10 +334,22 @@ func (inst *instance) abiMinor(ctx context.Context) (uint32, error) {
 // run calls fn with the guard armed: when ctx ends (its deadline, or the
 // caller giving up) the guest's stop flag is raised and the guest traps at
 // its next fuel check. An instance whose flag was raised is marked stopped
-// and must not serve another call.
+// and must not serve another call. An interpreted instance is stopped by
+// its runtime instead.
 func (inst *instance) run(ctx context.Context, fn api.Function, stack []uint64) error {
 	inst.running.Add(1)
 	defer inst.running.Add(-1)
+	if !inst.native {
+		// The interpreter's runtime closes the module when ctx ends
+		// (WithCloseOnContextDone: an atomic check at every loop header, cheap
+		// beside interpreting), rather than the guard reading a flag another
+		// goroutine writes, which interpreted Go code would race on.
+		err := fn.CallWithStack(ctx, stack)
+		if ctx.Err() != nil {
+			inst.stopped = true
+		}
+		return err
+	}
 	disarm := context.AfterFunc(ctx, func() { inst.stop.Set(1) })
 	err := fn.CallWithStack(ctx, stack)
 	if !disarm() {

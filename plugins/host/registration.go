@@ -185,10 +185,11 @@ func (h *Host) newPlugin(ctx context.Context, p *project, r Registration, ce *co
 		id, _ := parseHook(hk)
 		pl.hooks[id] = true
 	}
-	if err := pl.checkModule(ce.mod.ImportedFunctions(), ce.mod.ExportedFunctions(), len(ce.mod.ExportedMemories()) > 0); err != nil {
+	mod, _ := ce.code()
+	if err := pl.checkModule(mod.ImportedFunctions(), mod.ExportedFunctions(), len(mod.ExportedMemories()) > 0); err != nil {
 		return nil, err
 	}
-	for _, m := range ce.mod.ExportedMemories() {
+	for _, m := range mod.ExportedMemories() {
 		if uint64(m.Min())<<16 > pl.memCap {
 			return nil, fmt.Errorf("%w: %s: needs %d MiB of memory at start, limit is %d MiB",
 				ErrInvalidModule, r.Name, uint64(m.Min())>>4, r.Limits.MemoryMB)

@@ -69,6 +69,16 @@ type assembly struct {
 // wire builds every product from deps. This is the one place that knows all products. Nothing
 // it builds runs yet (start does that); when a step fails, what the earlier steps opened is
 // closed before wire returns.
+//
+// Every product is wired the same way (wire_<product>.go; edge's TestProductsWiredAlike checks
+// the shape): NewService(Options) with the store in Options.DB and, where the product takes
+// them, the logger in Log (tagged product=<name>), the clock in Now, metrics in Registerer, the
+// plugin adapter the product declares in Plugins (wire_plugins.go; its plugin error codes live
+// in the product's errors.go) and the events adapter in Events (wire_events.go); tenancy.Add
+// joins its section of the tenants document; NewAPI(svc, auth, ...) makes its HTTP type API,
+// an edge.Product; the service, or the worker it makes (svc.NewWorker, svc.NewSweeper), is a
+// component started after the server listens (/readyz answers 503 until every component
+// started); what holds resources is closed by a closer, newest first.
 func wire(ctx context.Context, d deps) (_ *assembly, err error) {
 	a := &assembly{}
 	defer func() {

@@ -101,13 +101,14 @@ func (s *pluginSync) changed(ctx context.Context, changes []tenancy.Change) {
 		}
 		return
 	}
-	// Another node's change (edge/bus): compiling a module takes seconds, and the bus hands
-	// every node's changes over in order, so a key revocation must not wait behind it. Each
-	// sync reads the store under s.mu, so the last to run registers the latest state.
+	// Another node's change (edge/bus): compiling a module takes a while (a few hundred ms for
+	// the interpreter the host starts it on), and the bus hands every node's changes over in
+	// order, so a key revocation must not wait behind it. Each sync reads the store under s.mu,
+	// so the last to run registers the latest state.
 	go func() {
 		for _, u := range uploads { // compile ahead: a plugin naming the upload then swaps at once
 			if wasm, err := s.r.Module(ctx, u.Project, u.Name); err == nil {
-				_ = s.h.CheckModule(ctx, u.Project, wasm)
+				_ = s.h.Precompile(ctx, u.Project, wasm) // the uploading node checked it
 			}
 		}
 		for p := range projects {
