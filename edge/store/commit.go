@@ -74,6 +74,11 @@ type committer struct {
 	wal walState
 	// maxCount and maxSize are the transaction limits the batch stays under.
 	maxCount, maxSize int64
+	// valueThreshold is badger's: a value at least this long goes to the value log, the
+	// others only to the memtable's log. vlogDirty (under smu) tells the syncer that a batch
+	// it has not synced yet wrote one, so its next sync covers the value log too.
+	valueThreshold int64
+	vlogDirty      bool
 	// commits counts transactions committed, ops the Updates they held, syncs the fsyncs
 	// that made them durable.
 	commits, ops, syncs atomic.Uint64
@@ -81,7 +86,7 @@ type committer struct {
 
 func newCommitter(bdb *badger.DB, dir string, durable bool) *committer {
 	c := &committer{bdb: bdb, dir: dir, sync: durable, syncDone: make(chan struct{}),
-		maxCount: bdb.MaxBatchCount(), maxSize: bdb.MaxBatchSize()}
+		maxCount: bdb.MaxBatchCount(), maxSize: bdb.MaxBatchSize(), valueThreshold: bdb.Opts().ValueThreshold}
 	c.opQueue.init()
 	c.scond = sync.NewCond(&c.smu)
 	return c
@@ -101,7 +106,7 @@ func (c *committer) start() {
 // when its function failed or without SyncWrites, else through the syncer.
 func (c *committer) run(batch []*op) {
 	for len(batch) > 0 {
-		n := c.round(batch)
+		n, vlog := c.round(batch)
 		var durable []*op
 		for _, o := range batch[:n] {
 			if c.sync && o.err == nil {
@@ -113,6 +118,7 @@ func (c *committer) run(batch []*op) {
 		if len(durable) > 0 {
 			c.smu.Lock()
 			c.unsynced = append(c.unsynced, durable...)
+			c.vlogDirty = c.vlogDirty || vlog
 			c.smu.Unlock()
 			c.scond.Signal()
 		}
@@ -129,12 +135,12 @@ func (c *committer) syncLoop() {
 		for len(c.unsynced) == 0 && !c.syncClosed {
 			c.scond.Wait()
 		}
-		ops := c.unsynced
-		c.unsynced = nil
+		ops, vlog := c.unsynced, c.vlogDirty
+		c.unsynced, c.vlogDirty = nil, false
 		closed := c.syncClosed
 		c.smu.Unlock()
 		if len(ops) > 0 {
-			err := c.syncAll()
+			err := c.syncLogs(vlog)
 			for _, o := range ops {
 				if err != nil {
 					o.err = fmt.Errorf("store: sync: %w", err)
@@ -153,10 +159,10 @@ func (c *committer) syncLoop() {
 var errSplit = errors.New("store: split batch")
 
 // round commits a prefix of ops in one transaction, retrying conflicts, and returns its
-// length; each op's err holds its verdict.
-func (c *committer) round(ops []*op) int {
+// length and whether the transaction wrote to the value log; each op's err holds its verdict.
+func (c *committer) round(ops []*op) (int, bool) {
 	for attempt := 0; ; attempt++ {
-		n, err := c.try(ops)
+		n, vlog, err := c.try(ops)
 		switch {
 		case errors.Is(err, errSplit):
 			ops = ops[:n]
@@ -179,16 +185,18 @@ func (c *committer) round(ops []*op) int {
 			c.commits.Add(1)
 			c.ops.Add(uint64(applied))
 		}
-		return n
+		return n, vlog
 	}
 }
 
 // try runs ops in one transaction until the next would not fit, commits, and returns how many
-// it ran. An op that alone exceeds the limits gets ErrTooBig.
-func (c *committer) try(ops []*op) (int, error) {
+// it ran and whether one of their values went to the value log. An op that alone exceeds the
+// limits gets ErrTooBig.
+func (c *committer) try(ops []*op) (int, bool, error) {
 	txn := c.bdb.NewTransaction(true)
 	defer txn.Discard()
 	var count, size int64
+	vlog := false
 	n := 0
 	for ; n < len(ops); n++ {
 		o := ops[n]
@@ -210,17 +218,18 @@ func (c *committer) try(ops []*op) (int, error) {
 			// the op gets the error; else the ops before it are committed without it.
 			if count == 0 {
 				o.err = mapErr(err)
-				return n + 1, nil
+				return n + 1, vlog, nil
 			}
-			return n, errSplit
+			return n, vlog, errSplit
 		}
 		count += st.count
 		size += st.size
+		vlog = vlog || int64(st.maxVal) >= c.valueThreshold
 	}
 	if count == 0 {
-		return n, nil
+		return n, vlog, nil
 	}
-	return n, txn.Commit()
+	return n, vlog, txn.Commit()
 }
 
 // close stops the committer after everything queued is committed (and synced).

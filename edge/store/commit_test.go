@@ -181,3 +181,50 @@ func TestRefusedWriteFailsItsUpdateOnly(t *testing.T) {
 		t.Errorf("%d keys written, want 45", n)
 	}
 }
+
+// A group commit reports a write to the value log (a value of badger's threshold or more), so
+// the syncer fsyncs that log only then; a big value is still there after a reopen.
+func TestCommitReportsValueLogWrites(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, err := Open(Options{Dir: dir, SyncWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := db.e.(*badgerEngine).c
+	big := make([]byte, c.valueThreshold)
+	for _, tc := range []struct {
+		name string
+		val  []byte
+		want bool
+	}{
+		{"small", []byte("v"), false},
+		{"threshold", big, true},
+	} {
+		o := &op{fn: func(tx *Txn) error { return tx.Set([]byte("k/"+tc.name), tc.val) }, done: make(chan struct{})}
+		if n, vlog := c.round([]*op{o}); n != 1 || o.err != nil || vlog != tc.want {
+			t.Errorf("round(%s value) = %d, %v (err %v); want 1, %v", tc.name, n, vlog, o.err, tc.want)
+		}
+	}
+	if err := db.Update(context.Background(), func(tx *Txn) error { return tx.Set([]byte("k/durable"), big) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(context.Background(), func(tx *Txn) error {
+		v, err := tx.Get([]byte("k/durable"))
+		if err == nil && len(v) != len(big) {
+			err = fmt.Errorf("%d bytes, want %d", len(v), len(big))
+		}
+		return err
+	})
+	if err != nil {
+		t.Errorf("big value after reopen: %v", err)
+	}
+}

@@ -165,6 +165,8 @@ type stage struct {
 	// count and size bound what applying the stage adds to the transaction (badger's own
 	// accounting: an entry, its key and value, and a little overhead each).
 	count, size int64
+	// maxVal is the length of the largest value staged (whether the value log gets one).
+	maxVal int
 	// parent holds the writes of the functions run before this one in the same transaction
 	// and not committed yet (the postgres committer's group); reads see them under the
 	// stage's own.
@@ -192,6 +194,7 @@ func (st *stage) put(key, val []byte, del bool) {
 	}
 	st.count++
 	st.size += int64(len(key)+len(val)) + 16
+	st.maxVal = max(st.maxVal, len(val))
 	e := stagedEntry{key: key, val: val, del: del}
 	if i, ok := st.at[string(key)]; ok {
 		st.entries[i] = e

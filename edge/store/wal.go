@@ -32,7 +32,12 @@ type walState struct {
 }
 
 // syncAll makes every commit that returned before the call durable.
-func (c *committer) syncAll() error {
+func (c *committer) syncAll() error { return c.syncLogs(true) }
+
+// syncLogs is syncAll for the commit loop's batches, which know whether they wrote to the
+// value log: without vlog it is not synced (an fsync of a file with nothing to write still
+// flushes the disk's cache, a device round trip on every group commit).
+func (c *committer) syncLogs(vlog bool) error {
 	c.wal.mu.Lock()
 	defer c.wal.mu.Unlock()
 	if c.dir == "" {
@@ -47,7 +52,7 @@ func (c *committer) syncAll() error {
 	if !changed && !c.wal.changed && len(mems) > 0 {
 		sync = mems[len(mems)-1:]
 	}
-	if len(vlogs) > 0 {
+	if vlog && len(vlogs) > 0 {
 		sync = append(slices.Clip(sync), vlogs[len(vlogs)-1])
 	}
 	for _, name := range sync {
