@@ -80,7 +80,8 @@ var optionNames = map[string]string{
 
 // TestProductsWiredAlike: every product is wired the same way (ARCHITECTURE.md, issue 12):
 // NewService(Options) (*Service, error) with its store inside Options; its HTTP type is API,
-// made by NewAPI; and across the repository a dependency has one option name in every
+// made by NewAPI; a product taking a plugin adapter (Options.Plugins) declares its plugin
+// errors in errors.go; and across the repository a dependency has one option name in every
 // Options struct (the store DB, the logger Log, the clock Now, the metrics Registerer).
 func TestProductsWiredAlike(t *testing.T) {
 	t.Parallel()
@@ -106,6 +107,7 @@ func TestProductsWiredAlike(t *testing.T) {
 			t.Errorf("%s has no func NewAPI(...) *API", dir)
 		}
 		checkNewService(t, dir, d)
+		checkPluginErrors(t, dir, d)
 	}
 	if n < 5 {
 		t.Fatalf("found %d products, want the five", n)
@@ -194,4 +196,44 @@ func checkNewService(t *testing.T, dir string, d decls) {
 		}
 	}
 	t.Errorf("%s: Options has no DB field (the service's store)", dir)
+}
+
+// checkPluginErrors: a product whose Options take a Plugins adapter declares the errors its
+// adapter answers with (ErrPluginFailed, ErrPluginBusy) in its errors.go.
+func checkPluginErrors(t *testing.T, dir string, d decls) {
+	t.Helper()
+	st, ok := d.types["Options"].(*ast.StructType)
+	if !ok {
+		return
+	}
+	plugins := false
+	for _, field := range st.Fields.List {
+		for _, name := range field.Names {
+			plugins = plugins || name.Name == "Plugins"
+		}
+	}
+	if !plugins {
+		return
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join("..", dir, "errors.go"), nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Errorf("%s takes Options.Plugins but has no errors.go: %v", dir, err)
+		return
+	}
+	declared := map[string]bool{}
+	for _, decl := range f.Decls {
+		if g, ok := decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
+			for _, s := range g.Specs {
+				for _, name := range s.(*ast.ValueSpec).Names {
+					declared[name.Name] = true
+				}
+			}
+		}
+	}
+	for _, want := range []string{"ErrPluginFailed", "ErrPluginBusy"} {
+		if !declared[want] {
+			t.Errorf("%s takes Options.Plugins but its errors.go does not declare %s", dir, want)
+		}
+	}
 }

@@ -101,6 +101,35 @@ func (t *pgTxn) query(scan func(pgx.Rows) error, sql string, args ...any) error 
 	return nil
 }
 
+// queryAlone runs sql as a statement of its own before the transaction begins (it sees every
+// commit before it, in one round trip), handing each row to scan.
+func (t *pgTxn) queryAlone(scan func(pgx.Rows) error, sql string, args ...any) error {
+	once := func() error {
+		rows, err := t.conn.Query(t.ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	err := once()
+	for retry := 0; retry < 2 && err != nil && connLost(t.conn, err); retry++ {
+		if rerr := t.reconnect(); rerr != nil {
+			break
+		}
+		err = once()
+	}
+	if err != nil {
+		return fmt.Errorf("store: postgres: %w", err)
+	}
+	return nil
+}
+
 func (t *pgTxn) queryOnce(scan func(pgx.Rows) error, sql string, args ...any) error {
 	b := &pgx.Batch{}
 	if !t.began {

@@ -227,6 +227,7 @@ type writeLoad struct {
 	mu     sync.Mutex
 	acked  []string
 	failed int
+	errs   []error // the failed Updates' errors
 	// back is set once the server is back; failedAfter counts the failed Updates begun then.
 	back        bool
 	failedAfter int
@@ -257,6 +258,7 @@ func startWriteLoad(db *DB, writers int) *writeLoad {
 					l.acked = append(l.acked, k)
 				} else {
 					l.failed++
+					l.errs = append(l.errs, err)
 					if back {
 						l.failedAfter++
 					}

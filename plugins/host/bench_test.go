@@ -71,7 +71,11 @@ func BenchmarkFormsSubmitSpamguard(b *testing.B) {
 // a node runs a module uploaded on another node until its machine code is
 // compiled (compile.go).
 func benchInterpreted(b *testing.B, reg Registration) {
-	h := tieredHost(b, nil, nil)
+	// A CPU budget the calls cannot spend (a fail-open plugin over budget
+	// would be skipped, and measure nothing), and fail-closed, so that a
+	// failed call fails the benchmark.
+	h := tieredHost(b, nil, func(o *Options) { o.CPUBudget = time.Hour })
+	reg.OnError = OnErrorClosed
 	registerTiered(b, h, reg)
 	benchFormsSubmitOn(b, h)
 }

@@ -38,13 +38,13 @@ type compiledKey struct {
 // same bytes in one project. It is closed when no registration uses it and
 // the LRU has let it go.
 type compiledEntry struct {
-	key compiledKey
 	// interp is the interpreter's code, nil when the machine code was
 	// ready at once; native is the machine code, once compiled.
 	interp wazero.CompiledModule
 	native atomic.Pointer[wazero.CompiledModule]
 	// done is closed when the module has its final code: at once, or when
-	// the background compilation ended (compiled or failed).
+	// the background compilation ended (compiled or failed) and the plugins
+	// moved over (what tests and benchmarks await).
 	done chan struct{}
 
 	refs    int  // guarded by Host.mu
@@ -92,7 +92,7 @@ func (h *Host) compile(ctx context.Context, p *project, wasm []byte, tiered bool
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
 	}
-	e := &compiledEntry{key: key, refs: 1, inCache: true, done: make(chan struct{})}
+	e := &compiledEntry{refs: 1, inCache: true, done: make(chan struct{})}
 	rt := p.rt
 	if tiered {
 		rt = p.interp

@@ -58,9 +58,20 @@ func (p *pool) get(ctx context.Context, deadline time.Time) (*instance, error) {
 		<-p.slots
 		return nil, ErrClosed
 	}
-	if n := len(p.idle); n > 0 {
+	var stale []*instance // interpreted, while the machine code is ready
+	defer func() {
+		for _, inst := range stale {
+			inst.close()
+		}
+	}()
+	for n := len(p.idle); n > 0; n = len(p.idle) {
 		inst := p.idle[n-1]
 		p.idle = p.idle[:n-1]
+		if p.stale(inst) {
+			stale = append(stale, inst)
+			p.live--
+			continue
+		}
 		p.mu.Unlock()
 		return inst, nil
 	}

@@ -121,7 +121,7 @@ func TestInterpretedTierKeepsLimits(t *testing.T) {
 	// An interpreted call's deadline is its timeout times interpretedSlack,
 	// within MaxTimeout; a budget the slow interpreter cannot use up before
 	// the grow reaches its limit.
-	h := tieredHost(t, nil, func(o *Options) { o.MaxTimeout = 2 * time.Second; o.CPUBudget = o.MaxTimeout })
+	h := tieredHost(t, nil, func(o *Options) { o.MaxTimeout = 10 * time.Second; o.CPUBudget = o.MaxTimeout })
 	registerTiered(t, h, Registration{Name: "loop", Hooks: []string{HookFormsSubmit}, OnError: OnErrorClosed,
 		Limits: Limits{TimeoutMs: 50}})
 	registerTiered(t, h, Registration{Project: "other", Name: "grow", Hooks: []string{HookFormsSubmit}, OnError: OnErrorClosed,

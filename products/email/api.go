@@ -55,9 +55,6 @@ func (a *API) MountAdmin(r fiber.Router) {
 	a.mountTemplates(r)
 }
 
-// errNoOrg answers a suppression route of an org that does not exist.
-var errNoOrg = apierr.New(404, apierr.CodeNotFound, "no such entity", nil)
-
 // org checks that the org of the route exists and returns its slug (copied: it outlives c).
 func (a *API) org(c *fiber.Ctx) (string, error) {
 	org := utils.CopyString(c.Params("org"))

@@ -24,6 +24,8 @@ var (
 	ErrIdempotencyReused = apierr.New(409, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request in the last 24 hours", nil)
 	// ErrClosed is a send after the service was closed (shutdown).
 	ErrClosed = apierr.New(503, "UNAVAILABLE", "the email service is shutting down", nil)
+	// errNoOrg answers a suppression route of an org that does not exist.
+	errNoOrg = apierr.New(404, apierr.CodeNotFound, "no such entity", nil)
 )
 
 // errInternal marks a failure inside the package that has no public code.
@@ -42,4 +44,6 @@ var (
 	// ErrPluginBusy is a fail-closed plugin not run: the project's plugins are over their CPU
 	// budget (or their queue is full); the caller may retry shortly.
 	ErrPluginBusy = apierr.New(503, apierr.CodePluginBusy, "this project's plugins are over their CPU budget; try again shortly", nil).WithHeader("Retry-After", "1")
+	// ErrRejected is a send a SendHook refused with an error that is not an *apierr.Error.
+	ErrRejected = apierr.New(422, "SEND_REJECTED", "the send was refused by a filter", nil)
 )

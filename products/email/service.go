@@ -44,9 +44,6 @@ type Draft struct {
 	Variables Vars
 }
 
-// ErrRejected is a send a SendHook refused.
-var ErrRejected = apierr.New(422, "SEND_REJECTED", "the send was refused by a filter", nil)
-
 // IdempotencyWindow is how long an Idempotency-Key returns the first message.
 const IdempotencyWindow = 24 * time.Hour
 

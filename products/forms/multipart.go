@@ -62,10 +62,11 @@ func (s *Spool) Remove() {
 }
 
 // decodeMultipart streams a multipart/form-data body: text parts become values (at most
-// MaxMultipartTextBytes together), file parts are copied to temporary files in dir (at most
-// MaxFileBytes each, named prefix*) as they arrive, so a submission holds a few kilobytes of memory whatever
-// its size. A part without a name, or a file part for a field that does not take files, is
-// refused before its bytes are read. On error the spooled files are already removed.
+// MaxMultipartTextBytes together), file parts are copied to temporary files named prefix* in
+// dir (at most MaxFileBytes each) as they arrive, so a submission holds a few kilobytes of
+// memory whatever its size. A part without a name, or a file part for a field that does not
+// take files, is refused before its bytes are read. On error the spooled files are already
+// removed.
 func decodeMultipart(body io.Reader, boundary, dir, prefix string, kinds FieldKinds, log *slog.Logger) (*Spool, error) {
 	if boundary == "" {
 		return nil, bodyErr(errors.New("no boundary"))

@@ -137,7 +137,7 @@ func dropCounters(txn *store.Txn, project, coll string) error {
 			return err
 		}
 	}
-	return nil
+	return bumpVersion(txn, project, coll) // the counters changed (cache.go)
 }
 
 // groupStripePrefixes are the prefixes of the striped per-value counts of a collection.

@@ -5,10 +5,26 @@ package records
 // them are read with one store.Txn.GetMany: one round trip to PostgreSQL instead of one per
 // record of a page.
 func (rd *recReader) getAll(project, coll string, ids []string) ([]*record, error) {
+	return rd.readAll(project, coll, ids, true)
+}
+
+// peekAll is getAll without caching what it reads, as one peek per id would (aggregates).
+func (rd *recReader) peekAll(project, coll string, ids []string) ([]*record, error) {
+	return rd.readAll(project, coll, ids, false)
+}
+
+// readAll is getAll (keep) or peekAll.
+func (rd *recReader) readAll(project, coll string, ids []string, keep bool) ([]*record, error) {
 	out := make([]*record, len(ids))
 	if !rd.s.shared {
 		for i, id := range ids {
-			r, err := rd.get(project, coll, id)
+			var r *record
+			var err error
+			if keep {
+				r, err = rd.get(project, coll, id)
+			} else {
+				r, err = rd.peek(project, coll, id)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -28,7 +44,7 @@ func (rd *recReader) getAll(project, coll string, ids []string) ([]*record, erro
 		if raw == nil {
 			continue
 		}
-		r, err := rd.sharedRecord(string(keys[i]), ids[i], raw, true)
+		r, err := rd.sharedRecord(string(keys[i]), ids[i], raw, keep)
 		if err != nil {
 			return nil, err
 		}

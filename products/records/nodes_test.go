@@ -174,3 +174,72 @@ func TestNodesFollowTheJournal(t *testing.T) {
 		})
 	}
 }
+
+// list returns the ids of a filtered, sorted list of posts through n, and its next cursor.
+func (n *recNode) list(t *testing.T, filters ...string) string {
+	t.Helper()
+	p, err := n.svc.List(context.Background(), records.Query{Project: "demo", Collection: "posts", Filters: filters, Sort: "-views", Limit: 3})
+	if err != nil {
+		t.Fatalf("List(%v): %v", filters, err)
+	}
+	var ids []string
+	for _, it := range p.Items {
+		var r struct {
+			ID    string
+			Title string
+		}
+		_ = json.Unmarshal(it, &r)
+		ids = append(ids, r.ID+":"+r.Title)
+	}
+	return strings.Join(ids, ",")
+}
+
+// A node's lists and record reads, served from its read cache on a shared store, follow every
+// write another node commits before them (the collection's version is read first): creates,
+// changes, unpublishing and deletes, with no wait.
+func TestNodesListOthersWritesAtOnce(t *testing.T) {
+	for _, b := range storetest.Backends() {
+		t.Run(b, func(t *testing.T) {
+			db := storetest.OpenBackend(t, b)
+			a := openNode(t, db, t.TempDir(), true, nil, time.Hour)
+			bn := openNode(t, db, t.TempDir(), false, nil, time.Hour)
+			ctx := context.Background()
+			steps := []struct {
+				name  string
+				write func() error
+				list  string
+			}{
+				{"start", func() error { return nil }, "post-4:Reviewing edge gateways,post-5:Hello again,post-1:Hello world"},
+				{"create", func() error {
+					_, _, err := a.svc.Put(ctx, "demo", "posts", records.WriteRecord{ID: "n-1", Data: map[string]any{"title": "New", "category": "news", "views": 50}})
+					return err
+				}, "n-1:New,post-4:Reviewing edge gateways,post-5:Hello again"},
+				{"change", func() error {
+					_, _, err := a.svc.Put(ctx, "demo", "posts", records.WriteRecord{ID: "post-5", Data: map[string]any{"title": "Hello changed", "category": "reviews", "views": 60}})
+					return err
+				}, "post-5:Hello changed,n-1:New,post-4:Reviewing edge gateways"},
+				{"unpublish", func() error {
+					_, err := a.svc.SetPublished(ctx, "demo", "posts", "n-1", false)
+					return err
+				}, "post-5:Hello changed,post-4:Reviewing edge gateways,post-1:Hello world"},
+				{"delete", func() error { return a.svc.Delete(ctx, "demo", "posts", "post-4") }, "post-5:Hello changed,post-1:Hello world"},
+			}
+			for _, st := range steps {
+				if err := st.write(); err != nil {
+					t.Fatalf("%s: %v", st.name, err)
+				}
+				for i := 0; i < 2; i++ { // the second read is served from the cache
+					if got := bn.list(t, "views:lt:100", "category:in:news,reviews"); got != st.list {
+						t.Errorf("after %s, read %d: b lists %s, want %s", st.name, i+1, got, st.list)
+					}
+				}
+				if got := titleOf(t, bn, "post-5"); st.name != "start" && st.name != "create" && got != "Hello changed" {
+					t.Errorf("after %s: b reads post-5 as %q, want Hello changed", st.name, got)
+				}
+			}
+			if _, err := bn.svc.Get(ctx, "demo", "posts", "post-4", false, "", ""); err == nil {
+				t.Errorf("b reads post-4 after a deleted it")
+			}
+		})
+	}
+}

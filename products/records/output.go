@@ -89,7 +89,8 @@ func (s *Service) newOutput(ctx context.Context, sch *Schema, secret bool, popul
 	return o, nil
 }
 
-// render renders recs, populating relations with one batch of reads per relation field.
+// render renders recs, populating relations with one batch of reads per relation field
+// (getBatch targets at a time).
 func (o *output) render(rd *recReader, recs []*record) ([][]byte, error) {
 	out := make([][]byte, 0, len(recs))
 	if o.sel == nil && o.targets == nil {
@@ -110,24 +111,35 @@ func (o *output) render(rd *recReader, recs []*record) ([][]byte, error) {
 			if target == nil {
 				continue
 			}
+			// The page's distinct targets of the field, read in one batch (getAll: one round
+			// trip on a shared store).
+			var ids []string
+			seen := map[string]bool{}
 			for _, r := range recs {
 				for _, id := range relationIDs(r, field) {
-					if _, done := byID[id]; done {
-						continue
+					if !seen[id] {
+						seen[id] = true
+						ids = append(ids, id)
 					}
-					t, err := rd.get(o.project, target.Name, id)
-					if err != nil {
-						return nil, err
-					}
+				}
+			}
+			for len(ids) > 0 {
+				n := min(len(ids), getBatch)
+				ts, err := rd.getAll(o.project, target.Name, ids[:n])
+				if err != nil {
+					return nil, err
+				}
+				for i, t := range ts {
 					if t == nil || !t.published {
 						continue
 					}
 					if sub := o.nested[field]; sub != nil {
-						byID[id] = renderFields(t, o.secret, sub, nil)
+						byID[ids[i]] = renderFields(t, o.secret, sub, nil)
 					} else {
-						byID[id] = t.json(o.secret)
+						byID[ids[i]] = t.json(o.secret)
 					}
 				}
+				ids = ids[n:]
 			}
 		}
 	}

@@ -52,7 +52,7 @@ func (s *Service) List(ctx context.Context, q Query) (Page, error) {
 		return Page{}, err
 	}
 	var page Page
-	err = s.view(ctx, func(rd *recReader) error {
+	err = s.viewColl(ctx, sch, func(rd *recReader) error {
 		if err := rd.resolveAfter(c, after); err != nil {
 			return err
 		}
@@ -89,7 +89,7 @@ func (s *Service) Get(ctx context.Context, project, coll, id string, secret bool
 		return nil, err
 	}
 	var items [][]byte
-	err = s.view(ctx, func(rd *recReader) error {
+	err = s.viewColl(ctx, sch, func(rd *recReader) error {
 		r, err := rd.get(project, coll, id)
 		if err != nil {
 			return err

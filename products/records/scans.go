@@ -443,19 +443,33 @@ func (s *Service) intersect(ctx context.Context, rd *recReader, p *plan, fn func
 		}
 	}
 	if sets.have {
+		// The intersection's records are read getBatch at a time (one round trip each on a
+		// shared store).
+		ids := make([]string, 0, min(len(sets.slot), getBatch))
+		flush := func() error {
+			recs, err := rd.peekAll(p.sch.Project, p.sch.Name, ids)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				if r != nil && p.match(r) {
+					fn(r)
+				}
+			}
+			ids = ids[:0]
+			return ctx.Err()
+		}
 		for id, j := range sets.slot {
 			if sets.round[j] != sets.cur {
 				continue
 			}
-			r, err := rd.peek(p.sch.Project, p.sch.Name, id)
-			if err != nil {
-				return err
-			}
-			if r != nil && p.match(r) {
-				fn(r)
+			if ids = append(ids, id); len(ids) == getBatch {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
 		}
-		return ctx.Err()
+		return flush()
 	}
 	return rd.txn.Iterate(store.IterOptions{Prefix: recPrefix(p.sch.Project, p.sch.Name)}, func(k, v []byte) (bool, error) {
 		r, err := decodeRecord(store.LastPart(k), v)

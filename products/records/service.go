@@ -69,6 +69,9 @@ type Service struct {
 	gen atomic.Uint64
 	// estimates caches the counters the planner reads, stamped with gen (recReader.estimate).
 	estimates *lru.Cache[string, estimate]
+	// caches holds the collections' read caches of a shared store, within budget (cache.go).
+	caches *lru.Cache[string, *collCache]
+	budget *store.ReadBudget
 	// compoundReady is set once the compound indexes cover every stored record (Start).
 	compoundReady atomic.Bool
 	// projReady is set once every compound entry carries its record's projection (Start).
@@ -134,6 +137,8 @@ func NewService(o Options) (*Service, error) {
 	s.hot, _ = lru.New[string, *record](o.HotRecords)
 	s.projects = tenancy.NewCache[tenancy.ProjectInfo](1024, "project")
 	s.estimates, _ = lru.New[string, estimate](4096)
+	s.budget = store.NewReadBudget(readCacheBytes)
+	s.caches, _ = lru.NewWithEvict(readCaches, func(_ string, c *collCache) { c.rc.Drop() })
 	s.titleKick = make(chan struct{}, 1)
 	s.caughtUp = make(chan struct{})
 	return s, nil

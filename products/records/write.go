@@ -35,10 +35,13 @@ type txWriter struct {
 	// read holds the records this writer read or wrote by key (nil: none stored), so a write
 	// that looks at the stored version first does not read it twice.
 	read map[string]*record
+	// colls are the collections written (project, collection), whose versions flush
+	// writes (cache.go).
+	colls map[[2]string]struct{}
 }
 
 func newTxWriter(txn *store.Txn) *txWriter {
-	return &txWriter{txn: txn, deltas: map[string]int64{}, read: map[string]*record{}}
+	return &txWriter{txn: txn, deltas: map[string]int64{}, read: map[string]*record{}, colls: map[[2]string]struct{}{}}
 }
 
 // get returns the stored record (nil when missing) as this transaction sees it.
@@ -103,6 +106,7 @@ func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool)
 // journal records in the title journal that the record id changed; prev is the version stored
 // before (nil when none).
 func (w *txWriter) journal(project, coll, id string, prev *record) error {
+	w.colls[[2]string{project, coll}] = struct{}{}
 	return w.txn.Set(append(journalPrefix(), store.NewID()...), journalEntry(project, coll, id, prev))
 }
 
@@ -152,8 +156,13 @@ func (w *txWriter) del(project, coll string, sch *Schema, id string) (bool, erro
 	return true, w.journal(project, coll, id, old)
 }
 
-// flush writes the counter changes.
+// flush writes the counter changes and the versions of the collections written.
 func (w *txWriter) flush() error {
+	for c := range w.colls {
+		if err := bumpVersion(w.txn, c[0], c[1]); err != nil {
+			return err
+		}
+	}
 	for k, d := range w.deltas {
 		if d == 0 {
 			continue
@@ -235,6 +244,12 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
 		w := newTxWriter(txn)
 		defer func() { keys = w.keys }()
+		if in.ID == "" {
+			// validate made the id (store.NewID: time-ordered and random, never made twice):
+			// no stored record has it, which a read would confirm at the cost of a lookup in
+			// every level of the store, on the committer's one goroutine.
+			w.read[string(recKey(project, coll, rec.id))] = nil
+		}
 		if in.CreatedAt == "" {
 			if old, err := w.get(project, coll, rec.id); err != nil {
 				return err

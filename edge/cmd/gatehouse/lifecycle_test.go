@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -67,5 +69,48 @@ func TestAssemblyCloseReverse(t *testing.T) {
 	a.close(context.Background())
 	if got, want := strings.Join(log, ","), "records,email,plugins"; got != want {
 		t.Errorf("close order = %s, want %s", got, want)
+	}
+}
+
+// TestFormsSpoolCleanedAfterListen: the forms service is a component. wire leaves the file
+// parts an earlier run left in {data}/tmp/forms alone (the server may already take
+// submissions, whose parts the cleanup must not touch), /readyz answers 503 until start, and
+// start removes them.
+func TestFormsSpoolCleanedAfterListen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	spool := filepath.Join(dir, "tmp", "forms")
+	if err := os.MkdirAll(spool, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(spool, "part-123")
+	if err := os.WriteFile(stale, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := testDeps(t, dir, "127.0.0.1:0")
+	t.Cleanup(func() { _ = d.db.Close() })
+	app, err := wire(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = app.stop(ctx)
+		app.close(ctx)
+	})
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatalf("after wire the earlier run's part is gone (%v): the cleanup ran before the server listens", err)
+	}
+	if err := app.ready(); !errors.Is(err, errStarting) {
+		t.Fatalf("ready() before start = %v, want errStarting", err)
+	}
+	if err := app.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.ready(); err != nil {
+		t.Errorf("ready() after start = %v", err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after start the earlier run's part is still there (%v), want removed", err)
 	}
 }

@@ -50,32 +50,10 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.Default()
-	cfg.Data, cfg.Listen, cfg.PublicURL, cfg.AdminToken = dir, ln.Addr().String(), "http://"+ln.Addr().String(), scopeToken
-	cfg.Storage.SyncWrites = false
-	log := slog.New(slog.DiscardHandler)
-	so := storetest.Options(t, storeOptions(cfg, log)) // the backend GATEHOUSE_TEST_STORE names
-	cfg.Storage.Backend, cfg.Storage.Postgres.URL = so.Backend, so.PostgresURL
-	db, err := store.Open(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ten := tenancy.NewService(tenancy.Options{DB: db})
-	keys := auth.New(ten, 1000)
-	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
-	secret, err := ten.Secret(ctx, "cursor-key", 32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cursors, err := cursor.NewCursors(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blobs, err := blob.Open(ctx, cfg.Files, filepath.Join(dir, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: prometheus.NewRegistry(), cursors: cursors, blobs: blobs})
+	d := testDeps(t, dir, ln.Addr().String())
+	d.cfg.AdminToken = scopeToken
+	cfg, log, db, ten, blobs := d.cfg, d.log, d.db, d.tenancy, d.blobs
+	app, err := wire(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +87,40 @@ func startGateway(t *testing.T, tenants string) *gateway {
 		_ = db.Close()
 	})
 	return &gateway{url: cfg.PublicURL, token: scopeToken, srv: srv, access: access}
+}
+
+// testDeps opens what serve gives wire, over the data folder dir, for a server listening on
+// addr: the store (the backend GATEHOUSE_TEST_STORE names), tenancy, keys, cursors and blobs.
+// The caller closes d.db.
+func testDeps(t *testing.T, dir, addr string) deps {
+	t.Helper()
+	ctx := context.Background()
+	cfg := config.Default()
+	cfg.Data, cfg.Listen, cfg.PublicURL = dir, addr, "http://"+addr
+	cfg.Storage.SyncWrites = false
+	log := slog.New(slog.DiscardHandler)
+	so := storetest.Options(t, storeOptions(cfg, log))
+	cfg.Storage.Backend, cfg.Storage.Postgres.URL = so.Backend, so.PostgresURL
+	db, err := store.Open(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ten := tenancy.NewService(tenancy.Options{DB: db})
+	keys := auth.New(ten, 1000)
+	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
+	secret, err := ten.Secret(ctx, "cursor-key", 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cursors, err := cursor.NewCursors(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := blob.Open(ctx, cfg.Files, filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: prometheus.NewRegistry(), cursors: cursors, blobs: blobs}
 }
 
 // call sends a request; headers are name/value pairs.

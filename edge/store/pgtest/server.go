@@ -9,7 +9,8 @@
 // database, dropped at the test's cleanup.
 //
 // A program or script that needs a server of its own (the multi-node test, benchmarks) calls
-// Start(dir) and Stop. The server listens on a free loopback port only (no Unix socket),
+// Start(dir) and Stop; StartStandby adds a streaming (optionally synchronous) standby of a
+// server and Promote makes it the primary, for failover tests. The server listens on a free loopback port only (no Unix socket),
 // trusts local connections as the superuser postgres, keeps fsync on (durability tests rely
 // on it) and small shared buffers. When we run as root, initdb and postgres run as the
 // unprivileged `postgres` user, as PostgreSQL requires; the server also gets SIGINT (a fast

@@ -1,0 +1,116 @@
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// StartStandby starts a streaming standby of s in dir (a folder of its own, like Start's): a
+// copy of s's cluster taken with pg_basebackup -R, replaying s's log as it streams in, on a
+// port of its own, taking read-only connections. With synchronous, s is told to wait for it
+// (synchronous_standby_names on s, set after the copy so a promoted standby does not wait
+// for a standby of its own): a commit s acknowledges is then flushed on the standby too, so
+// promoting it loses no acknowledged write. StartStandby returns once the standby streams
+// (and, with synchronous, once s counts it as its synchronous standby).
+func (s *Server) StartStandby(dir string, synchronous bool) (*Server, error) {
+	bin, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	cred, err := credential(dir)
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
+		// -R writes standby.signal and primary_conninfo; --checkpoint=fast does not wait
+		// for the primary's next checkpoint; -X stream copies the log written meanwhile.
+		cmd := exec.Command(filepath.Join(bin, "pg_basebackup"), "-h", "127.0.0.1", "-p", strconv.Itoa(s.port),
+			"-U", "postgres", "-D", data, "-R", "-X", "stream", "--checkpoint=fast", "--no-sync")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("pgtest: pg_basebackup: %w\n%s", err, out)
+		}
+	}
+	var standby *Server
+	for attempt := 0; attempt < 5; attempt++ {
+		if standby, err = start(bin, dir, cred); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.URL("postgres"))
+	if err != nil {
+		_ = standby.Stop()
+		return nil, fmt.Errorf("pgtest: connect to the primary: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if synchronous {
+		if _, err := conn.Exec(ctx, `ALTER SYSTEM SET synchronous_standby_names = '*'`); err == nil {
+			_, err = conn.Exec(ctx, `SELECT pg_reload_conf()`)
+		}
+		if err != nil {
+			_ = standby.Stop()
+			return nil, fmt.Errorf("pgtest: make the standby synchronous: %w", err)
+		}
+	}
+	// Wait for the primary's walsender to report the standby streaming (and synchronous).
+	want := "async"
+	if synchronous {
+		want = "sync"
+	}
+	for {
+		var n int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming' AND sync_state = $1`, want).Scan(&n)
+		if err == nil && n > 0 {
+			return standby, nil
+		}
+		if err == nil {
+			err = errors.New("no standby streaming")
+		}
+		select {
+		case <-ctx.Done():
+			_ = standby.Stop()
+			return nil, fmt.Errorf("pgtest: the standby on port %d does not stream (%s) within a minute: %w", standby.port, want, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Promote makes a standby a primary (pg_promote, as a failover does) and returns once it
+// takes writes.
+func (s *Server) Promote(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, s.URL("postgres"))
+	if err != nil {
+		return fmt.Errorf("pgtest: connect to the standby: %w", err)
+	}
+	defer conn.Close(context.Background())
+	var done bool
+	// pg_promote waits (up to its 60 s) until the promotion is complete.
+	if err := conn.QueryRow(ctx, `SELECT pg_promote(true, 60)`).Scan(&done); err != nil {
+		return fmt.Errorf("pgtest: promote: %w", err)
+	}
+	if !done {
+		return errors.New("pgtest: the standby did not finish its promotion within 60 s")
+	}
+	return nil
+}
