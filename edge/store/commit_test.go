@@ -228,3 +228,39 @@ func TestCommitReportsValueLogWrites(t *testing.T) {
 		t.Errorf("big value after reopen: %v", err)
 	}
 }
+
+// The syncer trusts its last listing of badger's logs until the next memtable log appears,
+// the value log is to be synced, or relist syncs have passed.
+func TestWALListingFollowsNewLogs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	touch := func(name string) {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	touch("00007.mem")
+	touch("000001.vlog")
+	var w walState
+	check := func(step string, vlog bool, wantMems, wantVlogs string) {
+		t.Helper()
+		mems, vlogs, err := w.logs(dir, vlog)
+		if err != nil || fmt.Sprint(mems) != wantMems || fmt.Sprint(vlogs) != wantVlogs {
+			t.Errorf("%s: logs = %v %v, %v; want %s %s", step, mems, vlogs, err, wantMems, wantVlogs)
+		}
+	}
+	check("first", false, "[00007.mem]", "[000001.vlog]")
+	touch("000002.vlog")
+	check("new value log, memtable logs only", false, "[00007.mem]", "[000001.vlog]")
+	check("new value log, value log to sync", true, "[00007.mem]", "[000001.vlog 000002.vlog]")
+	touch("00008.mem")
+	check("next memtable log", false, "[00007.mem 00008.mem]", "[000001.vlog 000002.vlog]")
+	if err := os.Remove(filepath.Join(dir, "00007.mem")); err != nil {
+		t.Fatal(err)
+	}
+	check("flushed log, before relist", false, "[00007.mem 00008.mem]", "[000001.vlog 000002.vlog]")
+	for range relist {
+		_, _, _ = w.logs(dir, false)
+	}
+	check("flushed log, after relist", false, "[00008.mem]", "[000001.vlog 000002.vlog]")
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,6 +30,38 @@ type walState struct {
 	// open keeps the logs synced so far open, by name (opening them each time costs more
 	// than the sync of a quiet one).
 	open map[string]*os.File
+	// mems and vlogs are the last listing of the folder (listed tells whether there is one),
+	// and unlisted counts the syncs that trusted it since (see logs).
+	mems, vlogs []string
+	listed      bool
+	unlisted    int
+}
+
+// relist bounds the syncs that trust a listing, so logs badger flushed and removed are
+// forgotten (their kept files closed) in time.
+const relist = 256
+
+// logs returns badger's memtable and value logs as syncLogs needs them. Listing the folder on
+// every group commit cost a few percent of a write's CPU, on the syncer's one goroutine, so the
+// last listing is trusted while the next memtable log does not exist: badger numbers them in
+// sequence and creates a log before it writes to it, so a commit that returned before the
+// check wrote to a log listed already. The folder is listed again when that log exists, when
+// the value log is to be synced (a new value log has a number of its own), and every relist
+// syncs.
+func (w *walState) logs(dir string, vlog bool) (mems, vlogs []string, err error) {
+	if w.listed && !vlog && w.unlisted < relist && len(w.mems) > 0 {
+		next := fmt.Sprintf("%05d.mem", fileID(w.mems[len(w.mems)-1])+1)
+		_, err := os.Lstat(filepath.Join(dir, next))
+		if errors.Is(err, fs.ErrNotExist) {
+			w.unlisted++
+			return w.mems, w.vlogs, nil
+		}
+	}
+	if mems, vlogs, err = logFiles(dir); err != nil {
+		return nil, nil, err
+	}
+	w.mems, w.vlogs, w.listed, w.unlisted = mems, vlogs, true, 0
+	return mems, vlogs, nil
 }
 
 // syncAll makes every commit that returned before the call durable.
@@ -43,7 +76,7 @@ func (c *committer) syncLogs(vlog bool) error {
 	if c.dir == "" {
 		return nil
 	}
-	mems, vlogs, err := logFiles(c.dir)
+	mems, vlogs, err := c.wal.logs(c.dir, vlog)
 	if err != nil {
 		return err
 	}

@@ -244,6 +244,12 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
 		w := newTxWriter(txn)
 		defer func() { keys = w.keys }()
+		if in.ID == "" {
+			// validate made the id (store.NewID: time-ordered and random, never made twice):
+			// no stored record has it, which a read would confirm at the cost of a lookup in
+			// every level of the store, on the committer's one goroutine.
+			w.read[string(recKey(project, coll, rec.id))] = nil
+		}
 		if in.CreatedAt == "" {
 			if old, err := w.get(project, coll, rec.id); err != nil {
 				return err
