@@ -21,8 +21,9 @@ import (
 // standby, target_session_attrs=read-write) while 8 clients put records; the primary is
 // SIGKILLed and, once /readyz answers 503, the standby promoted. The writes the gap cuts off
 // answer 500 INTERNAL and nothing else, /readyz answers 200 again, writes resume without a
-// restart of the node, and every record it acknowledged, before the kill or after the
-// promotion, is read back.
+// restart of the node, every record it acknowledged, before the kill or after the promotion,
+// is read back, and the title index (which follows the database's change journal) finds a
+// record written after the failover.
 func TestDatabaseFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the real binary and two PostgreSQL servers")
@@ -167,7 +168,15 @@ func TestDatabaseFailover(t *testing.T) {
 			t.Errorf("acknowledged record %s after the failover: %d %s (%v)", id, code, raw, err)
 		}
 	}
+	// The title index follows the database's change journal: it resumed on the new primary.
+	if code, raw, err := call("PUT", "/admin/v1/projects/site/collections/notes/records/fo-search", "admin", []byte(`{"data":{"title":"the kestrel hovers"}}`)); err != nil || code != 201 {
+		t.Fatalf("PUT a record after the failover = %d %s (%v)", code, raw, err)
+	}
+	found := await(t, "q=kestrel finds the record written after the failover", func() bool {
+		code, raw, err := call("GET", "/records/projects/site/collections/notes/records?q=kestrel", "pk_live_crash_web", nil)
+		return err == nil && code == 200 && bytes.Contains(raw, []byte(`"id":"fo-search"`))
+	})
 	t.Logf("failover under %d writers through gatehouse serve: %d records acknowledged (%d before the promotion); %d writes answered 500 INTERNAL in the gap", writers, len(acked), atPromotion, failed)
-	t.Logf("/readyz 503 %v after the kill; write gap %v from the kill to the first acknowledgement after it (first acknowledgement %v after pg_promote returned); /readyz 200 %v after the writes resumed",
-		notReady.Round(time.Millisecond), gap.Round(time.Millisecond), firstAck.Round(time.Millisecond), readyAgain.Round(time.Millisecond))
+	t.Logf("/readyz 503 %v after the kill; write gap %v from the kill to the first acknowledgement after it (first acknowledgement %v after pg_promote returned); /readyz 200 %v after the writes resumed; a record written after it found by q after %v",
+		notReady.Round(time.Millisecond), gap.Round(time.Millisecond), firstAck.Round(time.Millisecond), readyAgain.Round(time.Millisecond), found.Round(time.Millisecond))
 }
