@@ -39,8 +39,8 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -d "$src/db" ] || { echo "scale-out: $src is not a folder made by recordsbench -dir" >&2; exit 2; }
 case $node_cpu in
   off) ;;
-  *) awk -v q="$node_cpu" 'BEGIN { exit !(q + 0 >= 0.01 && q + 0 <= 64) }' ||
-    { echo "scale-out: NODE_CPU=$node_cpu: want a share of one core per node (0.01 to 64, e.g. 0.25) or off" >&2; exit 2; } ;;
+  *) awk -v q="$node_cpu" 'BEGIN { exit !(q + 0 >= 0.1 && q + 0 <= 64) }' ||
+    { echo "scale-out: NODE_CPU=$node_cpu: want the cores of one node (0.1 to 64, e.g. 0.25) or off" >&2; exit 2; } ;;
 esac
 go build -o "$root/bin/gatehouse" "$root/edge/cmd/gatehouse"
 bin=$root/bin/gatehouse
@@ -51,11 +51,12 @@ pids=() wpids=() pgstarted= rpid= spid= cgs=()
 pgrun=()
 [ "$(id -u)" = 0 ] && pgrun=(runuser -u postgres --)
 
-# Control groups. cpu: one group per node with its quota (when NODE_CPU is not off); cpuacct:
-# one group for the nodes, one for PostgreSQL and Redis, one for wrk, to account their CPU.
+# Control groups. cpu: one group per node with its quota and one for the shared pieces (when
+# NODE_CPU is not off); cpuacct: one group for the nodes, one for PostgreSQL and Redis, one for
+# wrk, to account their CPU.
 cgtag=gatehouse-scale-$$
 cgcpu=/sys/fs/cgroup/cpu cgacct=/sys/fs/cgroup/cpuacct
-period=10000 # µs: a short period spreads a small quota over the period instead of bursts
+period=10000 # µs: a short period spreads a small quota instead of bursts (the kernel's least quota is 1 ms: NODE_CPU >= 0.1)
 cgmake() { mkdir "$1" 2>/dev/null && cgs+=("$1"); }
 if [ "$node_cpu" != off ] && cgmake "$cgcpu/$cgtag-probe"; then
   rmdir "$cgcpu/$cgtag-probe"
@@ -262,7 +263,7 @@ measure() { # SETUP URL...
     sleep 1 # PostgreSQL's statistics reach pg_stat_* within its stats interval
     x1=$(xacts) r1=$(rcmds) s1=$(scans) b1=$(serfails) conns_now=$(pgconns)
     res[$setup.$m]=$rps
-    res[$setup.$m.core]=$(awk -v r="$rps" -v b="$c0" -v a="$c1" 'BEGIN { split(b, x, " "); split(a, y, " "); c = (y[2] - x[2]) / 1e9 / (y[1] - x[1]); printf "%.0f", c > 0 ? r / c : 0 }')
+    res[$setup.$m.core]=$(awk -v r="$rps" -v b="$c0" -v a="$c1" 'BEGIN { split(b, x, " "); split(a, y, " "); c = (y[2] - x[2]) / 1e9 / (y[1] - x[1]); printf "%.0f", (c > 0 ? r / c : 0) }')
     # Per request: the database's transactions and Redis's commands over wrk's answers (the
     # badger node talks to neither, so its columns show the others' idle traffic: none).
     printf '  %-6s %-7s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %-4s  pg xact/req %s  pg scans/req %s  redis cmd/req %s  pg conns %s%s\n' \
