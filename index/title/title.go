@@ -146,9 +146,6 @@ func newMapping() (mapping.IndexMapping, error) {
 	return m, nil
 }
 
-// Open opens the index in dir, creating it when missing. Close it when done.
-func Open(dir string) (*Index, error) { return openWith(dir, nil) }
-
 // config is the index's bleve runtime configuration. unsafe_batch: a batch returns once it is
 // searchable, before it is on disk (Batch.OnDurable tells when it is), so that the persister
 // writes what was committed meanwhile as one snapshot instead of each batch waiting for its
@@ -160,12 +157,9 @@ func config() map[string]any {
 	}
 }
 
-// openWith is Open with extra bleve settings (benchmarks of other settings).
-func openWith(dir string, extra map[string]any) (*Index, error) {
+// Open opens the index in dir, creating it when missing. Close it when done.
+func Open(dir string) (*Index, error) {
 	cfg := config()
-	for k, v := range extra {
-		cfg[k] = v
-	}
 	b, err := bleve.OpenUsing(dir, cfg)
 	if err == nil {
 		v, gerr := b.GetInternal([]byte(completeKey))
@@ -378,8 +372,8 @@ func (b *Batch) SetMark(v []byte) { b.b.SetInternal([]byte(markKey), v) }
 func (b *Batch) Size() int { return b.b.Size() }
 
 // OnDurable asks for f to be called once the changes of the batch's next Commit are durable:
-// from another goroutine, after the callbacks of every batch committed before it, and
-// possibly before Commit returns. It is not called when the index closes first (a crash, or a
+// after the callbacks of every batch committed before it, from bleve's persister (possibly
+// before Commit returns; within Commit for an in-memory index). It is not called when the index closes first (a crash, or a
 // Close whose wait ran out): the caller then redoes the batch from its own records.
 func (b *Batch) OnDurable(f func()) { b.durable = f }
 

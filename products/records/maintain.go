@@ -183,6 +183,7 @@ func (s *Service) rebuildTitles(ctx context.Context) error {
 	s.titleMu.Lock()
 	defer s.titleMu.Unlock()
 	b := s.titles.NewBatch()
+	commits := 0
 	prefix := store.Prefix(root, "r")
 	err := s.db.View(ctx, func(txn *store.Txn) error {
 		return txn.Iterate(store.IterOptions{Prefix: prefix}, func(k, v []byte) (bool, error) {
@@ -199,6 +200,11 @@ func (s *Service) rebuildTitles(ctx context.Context) error {
 			if b.Size() >= 5000 {
 				if err := b.Commit(); err != nil {
 					return false, err
+				}
+				if commits++; commits%titleBacklog == 0 {
+					if err := s.titles.Sync(ctx); err != nil {
+						return false, err
+					}
 				}
 			}
 			return ctx.Err() == nil, ctx.Err()
@@ -251,7 +257,7 @@ func (s *Service) drainJournal(ctx context.Context, full bool) error {
 	if s.indexed == nil {
 		s.indexed = map[string]struct{}{}
 	}
-	for {
+	for chunks := 1; ; chunks++ {
 		var keys [][]byte
 		var last []byte
 		n := 0
@@ -293,11 +299,21 @@ func (s *Service) drainJournal(ctx context.Context, full bool) error {
 		if n < journalChunk {
 			return nil
 		}
+		if chunks%titleBacklog == 0 {
+			if err := s.titles.Sync(ctx); err != nil {
+				return err
+			}
+		}
 	}
 }
 
 // journalChunk bounds the journal entries one drain reads into one index batch.
 const journalChunk = 5000
+
+// titleBacklog bounds the full batches a drain or a rebuild commits before it waits until the
+// index holds them durably: bleve keeps a batch in memory until its persister has written it,
+// and a long run of batches (a rebuild, an import) must not outrun the persister unbounded.
+const titleBacklog = 8
 
 // trimJournal deletes the journal entries whose titles the index holds durably (under
 // titleMu); on failure they stay listed for the next drain.

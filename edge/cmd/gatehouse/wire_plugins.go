@@ -58,7 +58,7 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 		return nil, err
 	}
 	for _, p := range projects {
-		ps.sync(ctx, p.ID)
+		ps.sync(ctx, p.ID, false)
 	}
 	d.tenancy.OnChange(ps.changed)
 	reg.CheckWith(ps)
@@ -97,7 +97,7 @@ func (s *pluginSync) changed(ctx context.Context, changes []tenancy.Change) {
 	ctx = context.WithoutCancel(ctx)
 	if !remote {
 		for p := range projects {
-			s.sync(ctx, p)
+			s.sync(ctx, p, false)
 		}
 		return
 	}
@@ -112,7 +112,7 @@ func (s *pluginSync) changed(ctx context.Context, changes []tenancy.Change) {
 			}
 		}
 		for p := range projects {
-			s.sync(ctx, p)
+			s.sync(ctx, p, true)
 		}
 	}()
 }
@@ -122,8 +122,10 @@ var errNotUploaded = errors.New("module has not been uploaded")
 
 // sync registers what project's plugins say and unregisters what they no longer name. A
 // plugin whose module is missing or refused stays in the host as refused: its hooks fail
-// (closed or open, as its onError says) and the admin API shows why.
-func (s *pluginSync) sync(ctx context.Context, project string) {
+// (closed or open, as its onError says) and the admin API shows why. After another node's
+// change (remote), a module new to this node runs on the interpreter until its machine code is
+// compiled (host.Precompile): the node that made the change checked it.
+func (s *pluginSync) sync(ctx context.Context, project string, remote bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	s.mu.Lock()
@@ -145,6 +147,9 @@ func (s *pluginSync) sync(ctx context.Context, project string) {
 		}
 		err := merr
 		if err == nil {
+			if remote {
+				_ = s.h.Precompile(ctx, project, module) // a module it refuses, Register refuses too
+			}
 			err = s.h.Register(ctx, reg)
 		}
 		if err != nil {
