@@ -26,13 +26,14 @@ import (
 
 func versionPrefix(project, coll string) []byte { return store.Prefix(root, "w", project, coll) }
 
-func versionKey(project, coll string) []byte {
-	return store.Key(root, "w", project, coll, strconv.Itoa(writeStripe))
+func versionKey(stripe int, project, coll string) []byte {
+	return store.Key(root, "w", project, coll, strconv.Itoa(stripe))
 }
 
-// bumpVersion writes a new version of a collection (inside the transaction of a write).
-func bumpVersion(txn *store.Txn, project, coll string) error {
-	return txn.Set(versionKey(project, coll), binary.BigEndian.AppendUint64(nil, rand.Uint64()))
+// bumpVersion writes a new version of a collection in the writer's stripe (inside the
+// transaction of a write).
+func bumpVersion(txn *store.Txn, stripe int, project, coll string) error {
+	return txn.Set(versionKey(stripe, project, coll), binary.BigEndian.AppendUint64(nil, rand.Uint64()))
 }
 
 // collCache is a collection's read cache, for one compiled schema (a schema change starts a

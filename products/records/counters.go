@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"hash/fnv"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
@@ -15,7 +17,7 @@ import (
 // groupable fields are each split into stripes, so that nodes writing one database touch
 // different keys (no single key every write of a collection must read and rewrite, which would
 // make concurrent transactions of different nodes conflict). A process writes its changes to
-// one stripe, writeStripe, picked at random when it starts: its own writes never conflict with
+// one stripe, its Service's stripe (chooseStripe below): its own writes never conflict with
 // each other (its store's one committer runs them one after another), and the writes that one
 // commit groups read the stripe keys their predecessors changed from the commit's pending
 // writes instead of the store (a store read of a counter costs a lookup in every level of the
@@ -28,9 +30,83 @@ import (
 // stripes is how many parts each counter is split into.
 const stripes = 8
 
-// writeStripe is the stripe this process writes its counter changes to (see above); it never
-// changes after start.
-var writeStripe = rand.IntN(stripes)
+// Choosing a stripe. Two nodes writing one stripe conflict (issue 17: with three nodes on one
+// database and a stripe drawn at random, two of them shared one a third of the time, and
+// their writes did not scale), so a Service writes the stripe its node claimed: Start claims
+// one in the store (records/k/<stripe> -> node id), the one the node held before when it
+// holds one (a restarted node keeps its stripe), else its node's preferred stripe (a hash of
+// its id) when free, else the lowest free one; distinct nodes get distinct stripes while
+// there are stripes left (then two share one: correct, only slower). Before Start, and when
+// the claim fails, a Service writes its preferred stripe; a Service without a node id (tests,
+// a single node) draws one at random. Counts do not depend on the choice: a reader sums
+// every stripe.
+
+// claimPrefix holds the stripe claims: records/k/<stripe> -> the node id holding it.
+func claimPrefix() []byte { return store.Prefix(root, "k") }
+
+// preferredStripe is the stripe node id node writes until it claims one: a hash of the id,
+// or a random one for no id.
+func preferredStripe(node string) int {
+	if node == "" {
+		return rand.IntN(stripes)
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(node))
+	return int(h.Sum32() % stripes)
+}
+
+// writeStripe is the stripe this Service writes its counter changes and versions to.
+func (s *Service) writeStripe() int { return int(s.stripe.Load()) }
+
+// claimStripe claims the stripe this Service's node writes (see above); without a node id it
+// keeps its random stripe.
+func (s *Service) claimStripe(ctx context.Context) error {
+	if s.node == "" {
+		return nil
+	}
+	chosen := -1
+	err := s.db.Update(ctx, func(txn *store.Txn) error {
+		chosen = -1
+		var held [stripes]bool
+		p := claimPrefix()
+		err := txn.Iterate(store.IterOptions{Prefix: p}, func(k, v []byte) (bool, error) {
+			st, err := strconv.Atoi(string(k[len(p):]))
+			if err != nil || st < 0 || st >= stripes {
+				return true, nil
+			}
+			held[st] = true
+			if string(v) == s.node {
+				chosen = st
+				return false, nil
+			}
+			return true, nil
+		})
+		if err != nil || chosen >= 0 {
+			return err
+		}
+		if pref := preferredStripe(s.node); !held[pref] {
+			chosen = pref
+		} else {
+			for st := range stripes {
+				if !held[st] {
+					chosen = st
+					break
+				}
+			}
+		}
+		if chosen < 0 {
+			return nil // every stripe is held: share the preferred one
+		}
+		return txn.Set(store.Key(root, "k", strconv.Itoa(chosen)), []byte(s.node))
+	})
+	if err != nil {
+		return err
+	}
+	if chosen >= 0 {
+		s.stripe.Store(int32(chosen))
+	}
+	return nil
+}
 
 // stripeRoot holds the stripes: records/s/<stripe>/<n or g key below records/>. Its letter is
 // its own: below records/d/ (where stripes were first kept) a stripe "3" was one key level away
@@ -126,7 +202,7 @@ func eachCount(txn *store.Txn, prefix []byte, fn func(suffix []byte, n int64)) e
 }
 
 // dropCounters deletes a collection's counters, stripes included.
-func dropCounters(txn *store.Txn, project, coll string) error {
+func dropCounters(txn *store.Txn, stripe int, project, coll string) error {
 	n := countKey(project, coll)
 	del := [][]byte{n}
 	for s := 0; s < stripes; s++ {
@@ -137,7 +213,7 @@ func dropCounters(txn *store.Txn, project, coll string) error {
 			return err
 		}
 	}
-	return bumpVersion(txn, project, coll) // the counters changed (cache.go)
+	return bumpVersion(txn, stripe, project, coll) // the counters changed (cache.go)
 }
 
 // groupStripePrefixes are the prefixes of the striped per-value counts of a collection.

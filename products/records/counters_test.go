@@ -69,8 +69,13 @@ func TestStripedCountersSumWithUnstripedKey(t *testing.T) {
 
 func TestStripeKeysStayApart(t *testing.T) {
 	t.Parallel()
-	if writeStripe < 0 || writeStripe >= stripes {
-		t.Errorf("writeStripe = %d, want one of the %d stripes", writeStripe, stripes)
+	for _, node := range []string{"", "a", "node-1"} {
+		if st := preferredStripe(node); st < 0 || st >= stripes {
+			t.Errorf("preferredStripe(%q) = %d, want one of the %d stripes", node, st, stripes)
+		}
+	}
+	if preferredStripe("node-1") != preferredStripe("node-1") {
+		t.Errorf("preferredStripe is not deterministic")
 	}
 	if got := string(stripeKey(3, countKey("p", "c"))); got != "records/s/3/n/p/c" {
 		t.Errorf("stripeKey = %q", got)
@@ -134,5 +139,42 @@ func TestMoveStripes(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClaimStripes: nodes claim distinct stripes while there are stripes left, a node keeps
+// its claim across restarts, and once every stripe is held a node shares its preferred one.
+func TestClaimStripes(t *testing.T) {
+	t.Parallel()
+	db, err := storetest.Open(t, store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	claim := func(node string) int {
+		s := &Service{db: db, node: node}
+		s.stripe.Store(int32(preferredStripe(node)))
+		if err := s.claimStripe(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return s.writeStripe()
+	}
+	got := map[int]string{}
+	for i := 0; i < stripes; i++ {
+		node := fmt.Sprintf("node-%d", i)
+		st := claim(node)
+		if other, ok := got[st]; ok {
+			t.Errorf("%s claims stripe %d, held by %s", node, st, other)
+		}
+		got[st] = node
+	}
+	for st, node := range got {
+		if again := claim(node); again != st {
+			t.Errorf("%s claims %d again, held %d", node, again, st)
+		}
+	}
+	if st := claim("node-late"); st != preferredStripe("node-late") {
+		t.Errorf("node-late claims %d with every stripe held, want its preferred %d", st, preferredStripe("node-late"))
 	}
 }

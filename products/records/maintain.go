@@ -35,6 +35,10 @@ func (s *Service) Start(ctx context.Context) error {
 	if err := s.moveStripes(ctx); err != nil {
 		return err
 	}
+	if err := s.claimStripe(ctx); err != nil {
+		// Writes stay on the preferred stripe: counts are right, nodes may share a stripe.
+		s.log.Warn("records: claiming a counter stripe failed", "err", err)
+	}
 	if err := s.runTasks(ctx); err != nil {
 		// The store refused: the task stays recorded for the next apply or start.
 		s.log.Error("records: collection tasks failed", "err", err)
@@ -405,7 +409,7 @@ func (s *Service) dropCounters(ctx context.Context, project, coll string) error 
 			return err
 		}
 	}
-	return s.db.Update(ctx, func(txn *store.Txn) error { return dropCounters(txn, project, coll) })
+	return s.db.Update(ctx, func(txn *store.Txn) error { return dropCounters(txn, s.writeStripe(), project, coll) })
 }
 
 // dropCollection removes a deleted collection's records, indexes, counter and titles.
@@ -487,7 +491,7 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 			return err
 		}
 		err = s.db.Update(ctx, func(txn *store.Txn) error {
-			w := newTxWriter(txn)
+			w := newTxWriter(txn, s.writeStripe())
 			for _, it := range chunk {
 				old, err := decodeRecord(it.id, it.raw)
 				if err != nil {

@@ -77,7 +77,7 @@ var (
 )
 
 // Sections implements tenancy.Owner: the collections key of projects.
-func (s *Service) Sections() []tenancy.Section { return []tenancy.Section{collectionsSection{}} }
+func (s *Service) Sections() []tenancy.Section { return []tenancy.Section{collectionsSection{s: s}} }
 
 var (
 	_ tenancy.Owner   = (*Service)(nil)
@@ -86,7 +86,18 @@ var (
 
 // collectionsSection is the collections key of a project: definitions upserted by name, and their
 // records written into the product's store (with indexes) in the apply's transaction.
-type collectionsSection struct{}
+type collectionsSection struct {
+	// s is the service whose counter stripe the section's writes use (counters.go).
+	s *Service
+}
+
+// stripe is the counter stripe the section writes (0 for a section without a service).
+func (sec collectionsSection) stripe() int {
+	if sec.s == nil {
+		return 0
+	}
+	return sec.s.writeStripe()
+}
 
 func (collectionsSection) Name() string         { return "collections" }
 func (collectionsSection) Level() tenancy.Level { return tenancy.ProjectLevel }
@@ -163,7 +174,7 @@ func (sec collectionsSection) Apply(w *tenancy.Writer, raw json.RawMessage) erro
 	if err := tenancy.Decode(raw, &cols); err != nil {
 		return err
 	}
-	tw := newTxWriter(w.Txn)
+	tw := newTxWriter(w.Txn, sec.stripe())
 	for _, col := range cols {
 		recs := col.Records
 		col.Records = nil
@@ -230,7 +241,7 @@ func (sec collectionsSection) Prune(w *tenancy.Writer) error {
 	if err != nil {
 		return err
 	}
-	tw := newTxWriter(w.Txn)
+	tw := newTxWriter(w.Txn, sec.stripe())
 	err = w.Prune(docRoot, "record", tenancy.ProjectLevel, nil, func(project, name string, _ []byte) error {
 		coll, id, _ := strings.Cut(name, "/")
 		sch, err := schemaIn(w.Txn, project, coll)

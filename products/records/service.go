@@ -49,6 +49,9 @@ type Options struct {
 	// JournalRetention is how long a shared store keeps title journal entries
 	// (DefaultJournalRetention when zero); a node away longer rebuilds its title index.
 	JournalRetention time.Duration
+	// Node names this process among the nodes that share the store ("": a random stripe): the
+	// holder of the counter stripe it writes (counters.go).
+	Node string
 }
 
 // Service answers record queries and performs record writes.
@@ -66,7 +69,10 @@ type Service struct {
 	// hot caches decoded records by key; gen counts committed record writes so that a reader
 	// whose transaction may predate a write never caches what it read (see reader.get).
 	hot *lru.Cache[string, *record]
-	gen atomic.Uint64
+	// node is Options.Node; stripe the counter stripe this Service writes (counters.go).
+	node   string
+	stripe atomic.Int32
+	gen    atomic.Uint64
 	// estimates caches the counters the planner reads, stamped with gen (recReader.estimate).
 	estimates *lru.Cache[string, estimate]
 	// caches holds the collections' read caches of a shared store, within budget (cache.go).
@@ -115,6 +121,8 @@ func NewService(o Options) (*Service, error) {
 	s := &Service{db: o.DB, ten: o.Tenancy, titles: o.Titles, cursors: o.Cursors, log: o.Log,
 		filter: o.Plugins, now: o.Now, candLimit: o.CandidateLimit, qLimit: o.SearchLimit,
 		shared: o.Shared, retention: o.JournalRetention, jnow: time.Now}
+	s.node = o.Node
+	s.stripe.Store(int32(preferredStripe(o.Node)))
 	if s.retention <= 0 {
 		s.retention = DefaultJournalRetention
 	}

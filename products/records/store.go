@@ -22,9 +22,10 @@ import (
 //	                                                   value v (select, multiselect, boolean,
 //	                                                   relation and relations fields)
 //	records/s/<s>/<n or g key below records/>       -> 8-byte signed part of that count, kept
-//	                                                   by the writes of records whose id falls
-//	                                                   in stripe s (counters.go); a count is its
-//	                                                   key's value plus its stripes' parts
+//	                                                   by the writes of the node writing stripe
+//	                                                   s (counters.go); a count is its key's
+//	                                                   value plus its stripes' parts
+//	records/k/<s>                                   -> id of the node that claimed stripe s
 //	records/x/<project>/<collection>/<lead>/<order>/<lead v><order v><id>
 //	                                                -> the record's aggregate projection:
 //	                                                   compound index entry (compound.go)

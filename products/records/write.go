@@ -38,10 +38,12 @@ type txWriter struct {
 	// colls are the collections written (project, collection), whose versions flush
 	// writes (cache.go).
 	colls map[[2]string]struct{}
+	// stripe is the counter stripe this writer's Service writes (counters.go).
+	stripe int
 }
 
-func newTxWriter(txn *store.Txn) *txWriter {
-	return &txWriter{txn: txn, deltas: map[string]int64{}, read: map[string]*record{}, colls: map[[2]string]struct{}{}}
+func newTxWriter(txn *store.Txn, stripe int) *txWriter {
+	return &txWriter{txn: txn, stripe: stripe, deltas: map[string]int64{}, read: map[string]*record{}, colls: map[[2]string]struct{}{}}
 }
 
 // get returns the stored record (nil when missing) as this transaction sees it.
@@ -77,7 +79,7 @@ func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool)
 	if !add {
 		d = -1
 	}
-	stripe := writeStripe
+	stripe := w.stripe
 	for _, x := range r.idx {
 		p := idxPrefix(project, coll, x.name)
 		var err error
@@ -159,7 +161,7 @@ func (w *txWriter) del(project, coll string, sch *Schema, id string) (bool, erro
 // flush writes the counter changes and the versions of the collections written.
 func (w *txWriter) flush() error {
 	for c := range w.colls {
-		if err := bumpVersion(w.txn, c[0], c[1]); err != nil {
+		if err := bumpVersion(w.txn, w.stripe, c[0], c[1]); err != nil {
 			return err
 		}
 	}
@@ -242,7 +244,7 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 	var keys []string
 	defer func() { s.invalidate(keys) }()
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
-		w := newTxWriter(txn)
+		w := newTxWriter(txn, s.writeStripe())
 		defer func() { keys = w.keys }()
 		if in.ID == "" {
 			// validate made the id (store.NewID: time-ordered and random, never made twice):
@@ -282,7 +284,7 @@ func (s *Service) Delete(ctx context.Context, project, coll, id string) error {
 	var found bool
 	defer s.invalidate([]string{string(recKey(project, coll, id))})
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
-		w := newTxWriter(txn)
+		w := newTxWriter(txn, s.writeStripe())
 		var err error
 		if found, err = w.del(project, coll, sch, id); err != nil {
 			return err
@@ -308,7 +310,7 @@ func (s *Service) SetPublished(ctx context.Context, project, coll, id string, pu
 	var rec *record
 	defer s.invalidate([]string{string(recKey(project, coll, id))})
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
-		w := newTxWriter(txn)
+		w := newTxWriter(txn, s.writeStripe())
 		old, err := w.get(project, coll, id)
 		if err != nil {
 			return err

@@ -22,7 +22,7 @@ func (a *assembly) addRecords(_ context.Context, d deps) error {
 	// On a shared database the node's title index follows the journal other nodes write too,
 	// and cached records are checked against the store.
 	svc, err := records.NewService(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log.With("product", "records"), Plugins: recordsPlugins{h: d.plugins},
-		Shared: d.db.Backend() == store.BackendPostgres})
+		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node})
 	if err != nil {
 		_ = titles.Close()
 		return err
