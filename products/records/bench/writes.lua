@@ -1,7 +1,7 @@
 -- wrk script of bench-records-writes: every request a new write, statuses counted per class.
 -- MODE=records: record creates through the admin API (ADMIN_TOKEN); MODE=forms: JSON form
--- submissions spread over FORMS forms and KEYS publishable keys (the forms rate limit is 60
--- a minute per key and form, so the load needs many pairs to stay under it).
+-- submissions spread over FORMS forms and KEYS publishable keys (writes.sh lifts the forms rate
+-- limit; the spread keeps the submissions' keys apart as real traffic would).
 local mode = os.getenv("MODE") or "records"
 local token = os.getenv("ADMIN_TOKEN") or ""
 local nforms = tonumber(os.getenv("FORMS") or "40")
