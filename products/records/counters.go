@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
@@ -33,13 +34,22 @@ const stripes = 8
 // Choosing a stripe. Two nodes writing one stripe conflict (issue 17: with three nodes on one
 // database and a stripe drawn at random, two of them shared one a third of the time, and
 // their writes did not scale), so a Service writes the stripe its node claimed: Start claims
-// one in the store (records/k/<stripe> -> node id), the one the node held before when it
-// holds one (a restarted node keeps its stripe), else its node's preferred stripe (a hash of
-// its id) when free, else the lowest free one; distinct nodes get distinct stripes while
-// there are stripes left (then two share one: correct, only slower). Before Start, and when
-// the claim fails, a Service writes its preferred stripe; a Service without a node id (tests,
-// a single node) draws one at random. Counts do not depend on the choice: a reader sums
-// every stripe.
+// one in the store (records/k/<stripe> -> node id and the time of the claim), the one the
+// node held before when it holds one (a restarted node keeps its stripe), else its node's
+// preferred stripe (a hash of its id) when free, else the lowest free one; distinct nodes get
+// distinct stripes while there are stripes left (then two share one: correct, only slower).
+// A running node renews its claim every claimRenew; a claim not renewed for claimExpiry is
+// free (its node is gone: nodes on fresh data folders, each with a new id, do not use up the
+// stripes). Before Start, and when the claim fails, a Service writes its preferred stripe; a
+// Service without a node id (tests, a single node) draws one at random. Counts do not depend
+// on the choice: a reader sums every stripe.
+
+// claimRenew is how often a running node renews its stripe claim; claimExpiry how long an
+// unrenewed claim holds.
+const (
+	claimRenew  = time.Minute
+	claimExpiry = 10 * time.Minute
+)
 
 // claimPrefix holds the stripe claims: records/k/<stripe> -> the node id holding it.
 func claimPrefix() []byte { return store.Prefix(root, "k") }
@@ -65,24 +75,33 @@ func (s *Service) claimStripe(ctx context.Context) error {
 		return nil
 	}
 	chosen := -1
+	now := time.Now
+	if s.now != nil {
+		now = s.now
+	}
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		chosen = -1
 		var held [stripes]bool
 		p := claimPrefix()
+		t := now()
 		err := txn.Iterate(store.IterOptions{Prefix: p}, func(k, v []byte) (bool, error) {
 			st, err := strconv.Atoi(string(k[len(p):]))
 			if err != nil || st < 0 || st >= stripes {
 				return true, nil
 			}
-			held[st] = true
-			if string(v) == s.node {
+			node, at := parseClaim(v)
+			if node == s.node {
 				chosen = st
 				return false, nil
 			}
+			held[st] = t.Sub(at) < claimExpiry
 			return true, nil
 		})
-		if err != nil || chosen >= 0 {
+		if err != nil {
 			return err
+		}
+		if chosen >= 0 {
+			return txn.Set(store.Key(root, "k", strconv.Itoa(chosen)), claimValue(s.node, t))
 		}
 		if pref := preferredStripe(s.node); !held[pref] {
 			chosen = pref
@@ -97,7 +116,7 @@ func (s *Service) claimStripe(ctx context.Context) error {
 		if chosen < 0 {
 			return nil // every stripe is held: share the preferred one
 		}
-		return txn.Set(store.Key(root, "k", strconv.Itoa(chosen)), []byte(s.node))
+		return txn.Set(store.Key(root, "k", strconv.Itoa(chosen)), claimValue(s.node, t))
 	})
 	if err != nil {
 		return err
@@ -163,6 +182,44 @@ func addPart(txn *store.Txn, k []byte, d int64) error {
 		return txn.Delete(k)
 	}
 	return txn.Set(k, binary.BigEndian.AppendUint64(nil, uint64(n+d)))
+}
+
+// claimValue is a stripe claim's stored value: the node id, a space and the claim's time
+// (unix seconds).
+func claimValue(node string, t time.Time) []byte {
+	return []byte(node + " " + strconv.FormatInt(t.Unix(), 10))
+}
+
+// parseClaim reads a claimValue (a value without a time is as old as can be).
+func parseClaim(v []byte) (node string, at time.Time) {
+	i := bytes.LastIndexByte(v, ' ')
+	if i < 0 {
+		return string(v), time.Time{}
+	}
+	sec, err := strconv.ParseInt(string(v[i+1:]), 10, 64)
+	if err != nil {
+		return string(v), time.Time{}
+	}
+	return string(v[:i]), time.Unix(sec, 0)
+}
+
+// renewClaims renews this Service's stripe claim every claimRenew until stop is closed.
+func (s *Service) renewClaims(stop <-chan struct{}) {
+	defer s.claimWG.Done()
+	tick := time.NewTicker(claimRenew)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := s.claimStripe(ctx); err != nil {
+				s.log.Warn("records: renewing the counter stripe claim failed", "err", err)
+			}
+			cancel()
+		}
+	}
 }
 
 // eachCount visits the counters below prefix (a key prefix below "records/") with their

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -143,7 +144,8 @@ func TestMoveStripes(t *testing.T) {
 }
 
 // TestClaimStripes: nodes claim distinct stripes while there are stripes left, a node keeps
-// its claim across restarts, and once every stripe is held a node shares its preferred one.
+// its claim across restarts, once every stripe is held a node shares its preferred one, and a
+// claim not renewed for claimExpiry is taken over while a renewed one is not.
 func TestClaimStripes(t *testing.T) {
 	t.Parallel()
 	db, err := storetest.Open(t, store.Options{InMemory: true})
@@ -152,8 +154,9 @@ func TestClaimStripes(t *testing.T) {
 	}
 	defer db.Close()
 	ctx := context.Background()
+	clock := time.Unix(1_800_000_000, 0)
 	claim := func(node string) int {
-		s := &Service{db: db, node: node}
+		s := &Service{db: db, node: node, now: func() time.Time { return clock }}
 		s.stripe.Store(int32(preferredStripe(node)))
 		if err := s.claimStripe(ctx); err != nil {
 			t.Fatal(err)
@@ -176,5 +179,18 @@ func TestClaimStripes(t *testing.T) {
 	}
 	if st := claim("node-late"); st != preferredStripe("node-late") {
 		t.Errorf("node-late claims %d with every stripe held, want its preferred %d", st, preferredStripe("node-late"))
+	}
+	// Later, every node but node-3 is gone; node-3 renewed its claim.
+	clock = clock.Add(claimExpiry / 2)
+	kept := claim("node-3")
+	clock = clock.Add(claimExpiry/2 + time.Second)
+	seen := map[int]bool{kept: true}
+	for i := 0; i < stripes-1; i++ {
+		node := fmt.Sprintf("new-%d", i)
+		st := claim(node)
+		if seen[st] {
+			t.Errorf("%s claims stripe %d, held by a live node", node, st)
+		}
+		seen[st] = true
 	}
 }

@@ -52,6 +52,10 @@ func (s *Service) Start(ctx context.Context) error {
 	if s.titleStop == nil {
 		s.titleStop, s.titleDone = make(chan struct{}), make(chan struct{})
 		go s.titleWorker(s.titleStop, s.titleDone)
+		if s.node != "" {
+			s.claimWG.Add(1)
+			go s.renewClaims(s.titleStop)
+		}
 	}
 	return nil
 }
@@ -75,6 +79,7 @@ func (s *Service) Stop(ctx context.Context) error {
 		return nil
 	}
 	close(s.titleStop)
+	s.claimWG.Wait() // renewClaims (counters.go) stops with the title worker
 	select {
 	case <-s.titleDone:
 	case <-ctx.Done():

@@ -72,7 +72,9 @@ type Service struct {
 	// node is Options.Node; stripe the counter stripe this Service writes (counters.go).
 	node   string
 	stripe atomic.Int32
-	gen    atomic.Uint64
+	// claimWG waits for renewClaims, started and stopped with the title worker.
+	claimWG sync.WaitGroup
+	gen     atomic.Uint64
 	// estimates caches the counters the planner reads, stamped with gen (recReader.estimate).
 	estimates *lru.Cache[string, estimate]
 	// caches holds the collections' read caches of a shared store, within budget (cache.go).
