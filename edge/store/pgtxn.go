@@ -101,6 +101,17 @@ func (t *pgTxn) query(scan func(pgx.Rows) error, sql string, args ...any) error 
 	return nil
 }
 
+// scanRows hands each row of rows to scan and closes rows, for queryAlone and queryOnce.
+func scanRows(rows pgx.Rows, scan func(pgx.Rows) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // queryAlone runs sql as a statement of its own before the transaction begins (it sees every
 // commit before it, in one round trip), handing each row to scan.
 func (t *pgTxn) queryAlone(scan func(pgx.Rows) error, sql string, args ...any) error {
@@ -109,13 +120,7 @@ func (t *pgTxn) queryAlone(scan func(pgx.Rows) error, sql string, args ...any) e
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return scanRows(rows, scan)
 	}
 	err := once()
 	for retry := 0; retry < 2 && err != nil && connLost(t.conn, err); retry++ {
@@ -148,13 +153,7 @@ func (t *pgTxn) queryOnce(scan func(pgx.Rows) error, sql string, args ...any) er
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return scanRows(rows, scan)
 	}()
 	if cerr := br.Close(); err == nil {
 		err = cerr
