@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,67 +76,11 @@ func TestDatabaseFailover(t *testing.T) {
 	ready := func() int { code, _, _ := call("GET", "/readyz", "", nil); return code }
 
 	const writers = 8
-	var (
-		mu       sync.Mutex
-		acked    []string
-		failed   int
-		bad      []string
-		n        atomic.Int64
-		wg       sync.WaitGroup
-		stopOnce sync.Once
-	)
-	more, done := make(chan struct{}, 1), make(chan struct{})
-	stop := func() { stopOnce.Do(func() { close(done); wg.Wait() }) }
-	defer stop()
-	for g := 0; g < writers; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				id := fmt.Sprintf("fo-%d", n.Add(1))
-				code, raw, err := call("PUT", "/admin/v1/projects/site/collections/notes/records/"+id, "admin", []byte(`{"data":{"title":"`+id+`"}}`))
-				mu.Lock()
-				switch {
-				case code == 201:
-					acked = append(acked, id)
-				case err == nil && code == 500 && bytes.Contains(raw, []byte(`"INTERNAL"`)):
-					failed++
-				default:
-					bad = append(bad, fmt.Sprintf("%s: %d %s (%v)", id, code, raw, err))
-				}
-				mu.Unlock()
-				if code != 201 {
-					time.Sleep(5 * time.Millisecond) // a client retrying later
-				}
-				select {
-				case more <- struct{}{}:
-				default:
-				}
-			}
-		}()
-	}
-	acks := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
-	awaitAcks := func(want int) {
-		deadline := time.After(awaitDeadline)
-		for acks() < want {
-			select {
-			case <-more:
-			case <-deadline:
-				t.Fatalf("%d writes acknowledged, want %d (the node did not recover?)", acks(), want)
-			}
-		}
-	}
-
-	awaitAcks(100)
+	load := startOutageLoad(t, writers, "fo", func(_ int, id string) (int, []byte, error) {
+		return call("PUT", "/admin/v1/projects/site/collections/notes/records/"+id, "admin", []byte(`{"data":{"title":"`+id+`"}}`))
+	})
+	defer load.stop()
+	load.awaitAcks(100)
 	if code := ready(); code != 200 {
 		t.Fatalf("/readyz before the failover = %d", code)
 	}
@@ -151,17 +93,14 @@ func TestDatabaseFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	promoted := time.Now()
-	atPromotion := acks()
-	awaitAcks(atPromotion + 1)
+	atPromotion := load.acks()
+	load.awaitAcks(atPromotion + 1)
 	firstAck := time.Since(promoted)
 	gap := time.Since(killed)
-	awaitAcks(atPromotion + 100)
-	stop()
+	load.awaitAcks(atPromotion + 100)
+	load.stop()
 	readyAgain := await(t, "/readyz answers 200 after the promotion", func() bool { return ready() == 200 })
-	if len(bad) > 0 {
-		t.Errorf("%d writes answered neither 201 nor 500 INTERNAL, first: %v", len(bad), bad[:min(5, len(bad))])
-	}
-	for _, id := range acked {
+	for _, id := range load.acked {
 		code, raw, err := call("GET", "/records/projects/site/collections/notes/records/"+id, "pk_live_crash_web", nil)
 		var rec map[string]any
 		if err != nil || code != 200 || json.Unmarshal(raw, &rec) != nil || rec["title"] != id {
@@ -176,7 +115,7 @@ func TestDatabaseFailover(t *testing.T) {
 		code, raw, err := call("GET", "/records/projects/site/collections/notes/records?q=kestrel", "pk_live_crash_web", nil)
 		return err == nil && code == 200 && bytes.Contains(raw, []byte(`"id":"fo-search"`))
 	})
-	t.Logf("failover under %d writers through gatehouse serve: %d records acknowledged (%d before the promotion); %d writes answered 500 INTERNAL in the gap", writers, len(acked), atPromotion, failed)
+	t.Logf("failover under %d writers through gatehouse serve: %d records acknowledged (%d before the promotion); %d writes answered 500 INTERNAL in the gap", writers, len(load.acked), atPromotion, load.failed)
 	t.Logf("/readyz 503 %v after the kill; write gap %v from the kill to the first acknowledgement after it (first acknowledgement %v after pg_promote returned); /readyz 200 %v after the writes resumed; a record written after it found by q after %v",
 		notReady.Round(time.Millisecond), gap.Round(time.Millisecond), firstAck.Round(time.Millisecond), readyAgain.Round(time.Millisecond), found.Round(time.Millisecond))
 }
