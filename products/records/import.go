@@ -66,7 +66,7 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 		var keys []string
 		err := s.db.Update(ctx, func(txn *store.Txn) error {
 			created, updated = 0, 0
-			w := newTxWriter(txn, s.writeStripe())
+			w := s.txWriter(txn)
 			defer func() { keys = w.keys }()
 			for i, rec := range chunk {
 				if !explicit[i] {

@@ -496,7 +496,7 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 			return err
 		}
 		err = s.db.Update(ctx, func(txn *store.Txn) error {
-			w := newTxWriter(txn, s.writeStripe())
+			w := s.txWriter(txn)
 			for _, it := range chunk {
 				old, err := decodeRecord(it.id, it.raw)
 				if err != nil {

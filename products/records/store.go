@@ -302,7 +302,8 @@ func decodeRecord(id string, b []byte) (*record, error) {
 // buildRecord makes the stored form of a record from its data under schema s. Fields the schema
 // does not define are dropped; missing fields are null.
 func buildRecord(s *Schema, id string, published bool, data map[string]any, created, updated time.Time) *record {
-	rec := &record{id: id, published: published}
+	rec := &record{id: id, published: published,
+		idx: make([]idxVal, 0, len(s.Fields)+2), segs: make([]segment, 0, len(s.Fields)+2)}
 	ca, ua := created.UTC().Truncate(time.Millisecond), updated.UTC().Truncate(time.Millisecond)
 	rec.idx = append(rec.idx, idxVal{name: fieldCreatedAt, encs: [][]byte{encodeTime(ca)}},
 		idxVal{name: fieldUpdatedAt, encs: [][]byte{encodeTime(ua)}})
@@ -322,8 +323,9 @@ func buildRecord(s *Schema, id string, published bool, data map[string]any, crea
 			rec.idx = append(rec.idx, idxVal{name: f.Name, encs: encs, group: f.Groupable()})
 		}
 	}
-	cb, _ := json.Marshal(ca.Format(tenancy.TimeFormat))
-	ub, _ := json.Marshal(ua.Format(tenancy.TimeFormat))
+	// The times' JSON strings: digits, letters and punctuation json.Marshal leaves as they are.
+	cb := strconv.AppendQuote(nil, ca.Format(tenancy.TimeFormat))
+	ub := strconv.AppendQuote(nil, ua.Format(tenancy.TimeFormat))
 	rec.segs = append(rec.segs, segment{name: fieldCreatedAt, raw: cb}, segment{name: fieldUpdatedAt, raw: ub})
 	return rec
 }

@@ -40,10 +40,20 @@ type txWriter struct {
 	colls map[[2]string]struct{}
 	// stripe is the counter stripe this writer's Service writes (counters.go).
 	stripe int
+	// noVersions skips the collection versions: only the read cache of a shared store reads
+	// them (cache.go), so a store no other node writes does not pay a key per write for them.
+	noVersions bool
 }
 
 func newTxWriter(txn *store.Txn, stripe int) *txWriter {
 	return &txWriter{txn: txn, stripe: stripe, deltas: map[string]int64{}, read: map[string]*record{}, colls: map[[2]string]struct{}{}}
+}
+
+// txWriter returns a writer of s's stripe; it writes collection versions on a shared store only.
+func (s *Service) txWriter(txn *store.Txn) *txWriter {
+	w := newTxWriter(txn, s.writeStripe())
+	w.noVersions = !s.shared
+	return w
 }
 
 // get returns the stored record (nil when missing) as this transaction sees it.
@@ -108,7 +118,9 @@ func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool)
 // journal records in the title journal that the record id changed; prev is the version stored
 // before (nil when none).
 func (w *txWriter) journal(project, coll, id string, prev *record) error {
-	w.colls[[2]string{project, coll}] = struct{}{}
+	if !w.noVersions {
+		w.colls[[2]string{project, coll}] = struct{}{}
+	}
 	return w.txn.Set(append(journalPrefix(), store.NewID()...), journalEntry(project, coll, id, prev))
 }
 
@@ -244,7 +256,7 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 	var keys []string
 	defer func() { s.invalidate(keys) }()
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
-		w := newTxWriter(txn, s.writeStripe())
+		w := s.txWriter(txn)
 		defer func() { keys = w.keys }()
 		if in.ID == "" {
 			// validate made the id (store.NewID: time-ordered and random, never made twice):
@@ -284,7 +296,7 @@ func (s *Service) Delete(ctx context.Context, project, coll, id string) error {
 	var found bool
 	defer s.invalidate([]string{string(recKey(project, coll, id))})
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
-		w := newTxWriter(txn, s.writeStripe())
+		w := s.txWriter(txn)
 		var err error
 		if found, err = w.del(project, coll, sch, id); err != nil {
 			return err
@@ -310,7 +322,7 @@ func (s *Service) SetPublished(ctx context.Context, project, coll, id string, pu
 	var rec *record
 	defer s.invalidate([]string{string(recKey(project, coll, id))})
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
-		w := newTxWriter(txn, s.writeStripe())
+		w := s.txWriter(txn)
 		old, err := w.get(project, coll, id)
 		if err != nil {
 			return err
