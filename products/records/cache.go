@@ -20,7 +20,9 @@ import (
 // that hits costs nothing, a request whose reads all hit costs that one statement, and a write
 // committed anywhere before the version read is seen (a cached read of another version is
 // never used). The version keys follow the counters' stripes (counters.go): a process writes
-// one stripe only, so nodes writing one collection do not write the same key.
+// one stripe only, so nodes writing one collection do not write the same key. A store no
+// other node writes (badger) has no read cache, and its record writes skip the version
+// (Service.txWriter).
 //
 //	records/w/<project>/<collection>/<stripe> -> 8 random bytes: the stripe's version
 
