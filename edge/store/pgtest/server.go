@@ -99,6 +99,16 @@ func (s *Server) URL(db string) string {
 // on its former port when that is free, so its clients' URLs still hold). It returns once
 // the server takes connections.
 func Start(dir string) (*Server, error) {
+	return startIn(dir, "initdb", func(bin, data string) *exec.Cmd {
+		return exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust",
+			"-E", "UTF8", "--locale=C", "--no-sync")
+	})
+}
+
+// startIn starts a server on the cluster in dir/data, made first by the command create
+// returns (named what in errors) when dir holds none, run as the server's user; for Start
+// (initdb) and StartStandby (pg_basebackup).
+func startIn(dir, what string, create func(bin, data string) *exec.Cmd) (*Server, error) {
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
@@ -116,11 +126,10 @@ func Start(dir string) (*Server, error) {
 	}
 	data := filepath.Join(dir, "data")
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
-		cmd := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust",
-			"-E", "UTF8", "--locale=C", "--no-sync")
+		cmd := create(bin, data)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("pgtest: initdb: %w\n%s", err, out)
+			return nil, fmt.Errorf("pgtest: %s: %w\n%s", what, err, out)
 		}
 	}
 	var lastErr error

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,37 +20,12 @@ import (
 // promoting it loses no acknowledged write. StartStandby returns once the standby streams
 // (and, with synchronous, once s counts it as its synchronous standby).
 func (s *Server) StartStandby(dir string, synchronous bool) (*Server, error) {
-	bin, err := BinDir()
-	if err != nil {
-		return nil, err
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("pgtest: %w", err)
-	}
-	cred, err := credential(dir)
-	if err != nil {
-		return nil, err
-	}
-	data := filepath.Join(dir, "data")
-	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
-		// -R writes standby.signal and primary_conninfo; --checkpoint=fast does not wait
-		// for the primary's next checkpoint; -X stream copies the log written meanwhile.
-		cmd := exec.Command(filepath.Join(bin, "pg_basebackup"), "-h", "127.0.0.1", "-p", strconv.Itoa(s.port),
+	// -R writes standby.signal and primary_conninfo; --checkpoint=fast does not wait for the
+	// primary's next checkpoint; -X stream copies the log written meanwhile.
+	standby, err := startIn(dir, "pg_basebackup", func(bin, data string) *exec.Cmd {
+		return exec.Command(filepath.Join(bin, "pg_basebackup"), "-h", "127.0.0.1", "-p", strconv.Itoa(s.port),
 			"-U", "postgres", "-D", data, "-R", "-X", "stream", "--checkpoint=fast", "--no-sync")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("pgtest: pg_basebackup: %w\n%s", err, out)
-		}
-	}
-	var standby *Server
-	for attempt := 0; attempt < 5; attempt++ {
-		if standby, err = start(bin, dir, cred); err == nil {
-			break
-		}
-	}
+	})
 	if err != nil {
 		return nil, err
 	}
