@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"testing"
 	"time"
 
@@ -36,7 +35,7 @@ func TestPostgresFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { standby.Stop() }()
-	u := multiHostURL(t, primary, standby, "failover")
+	u := primary.FailoverURL(standby, "failover")
 	db, err := Open(Options{Backend: BackendPostgres, PostgresURL: u, SyncWrites: true})
 	if err != nil {
 		t.Fatal(err)
@@ -118,19 +117,4 @@ func TestPostgresFailover(t *testing.T) {
 		len(acked), ackedBeforeKill, n, failed)
 	t.Logf("write gap %v from the kill to the first acknowledgement after it: SIGKILL until every process ended %v, pg_promote %v, first acknowledgement %v after the promotion",
 		gap.Round(time.Millisecond), killTook.Round(time.Millisecond), promoteTook.Round(time.Millisecond), firstAck.Round(time.Millisecond))
-}
-
-// multiHostURL is the URL of database db on primary and standby both, for the pool to use
-// the one that takes writes (libpq's and pgx's target_session_attrs=read-write).
-func multiHostURL(t *testing.T, primary, standby *pgtest.Server, db string) string {
-	t.Helper()
-	p, err := url.Parse(primary.URL(db))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Host = fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", primary.Port(), standby.Port())
-	q := p.Query()
-	q.Set("target_session_attrs", "read-write")
-	p.RawQuery = q.Encode()
-	return p.String()
 }

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"testing"
 	"time"
 
@@ -41,17 +39,12 @@ func TestDatabaseFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { standby.Stop() }()
-	u, err := url.Parse(primary.URL("gatehouse"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Host = fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", primary.Port(), standby.Port())
-	u.RawQuery += "&target_session_attrs=read-write&connect_timeout=2"
+	u := primary.FailoverURL(standby, "gatehouse") + "&connect_timeout=2"
 
 	work := t.TempDir()
 	cfg := writeFile(t, work, "cfg.yaml", "log_level: warn\n")
 	tenants := writeFile(t, work, "tenants.yaml", crashTenants)
-	p := startProcEnv(t, pgEnv(u.String()), "--data", work+"/data", "--config", cfg, "--tenants", tenants)
+	p := startProcEnv(t, pgEnv(u), "--data", work+"/data", "--config", cfg, "--tenants", tenants)
 	client := &http.Client{Timeout: 60 * time.Second}
 	call := func(method, path, key string, body []byte) (int, []byte, error) {
 		req, _ := http.NewRequest(method, p.url+path, bytes.NewReader(body))

@@ -94,6 +94,14 @@ func (s *Server) URL(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, db)
 }
 
+// FailoverURL returns the URL of database db on s and on standby (s's standby, see
+// StartStandby) together, as a client that follows a failover is configured: both hosts, and
+// target_session_attrs=read-write so that it connects to whichever of them takes writes.
+func (s *Server) FailoverURL(standby *Server, db string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/%s?sslmode=disable&target_session_attrs=read-write",
+		s.port, standby.port, db)
+}
+
 // Start starts a server on the cluster in dir/data, creating the cluster first when it is
 // not there (so Start on the folder of a stopped or killed server restarts it with its data,
 // on its former port when that is free, so its clients' URLs still hold). It returns once
