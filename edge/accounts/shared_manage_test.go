@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/accounts"
-	"github.com/gatehouse-dev/gatehouse/edge/ratelimit/redisrate"
 	"github.com/gatehouse-dev/gatehouse/edge/redistest"
-	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
 // The dashboard's other password checks share the sign-in throttle across nodes too: wrong
@@ -17,18 +14,7 @@ import (
 // and made-up invite tokens on one node throttle the IP on the other.
 func TestPasswordChangeAndInviteShareTheThrottle(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.Start(t)
-	db, err := store.Open(store.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	name := redistest.Name("login")
-	node := func() *accounts.Service {
-		return accounts.NewService(accounts.Options{DB: db, SharedThrottle: redisrate.NewThrottle(srv.Client(),
-			redisrate.ThrottleOptions{Name: name, Max: accounts.DefaultFailures, Per: time.Minute, Timeout: 2 * time.Second})})
-	}
-	a, b := node(), node()
+	a, b := throttleNodes(t, redistest.Start(t))
 	const pw = "a good password"
 	if _, err := a.CreateUser(ctx, accounts.NewUser{Email: "ann@b.test", Password: pw, Org: "acme"}); err != nil {
 		t.Fatal(err)

@@ -20,17 +20,7 @@ var _ accounts.Throttle = (*redisrate.Throttle)(nil)
 func TestSignInThrottleSharedByNodes(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Private(t)
-	db, err := store.Open(store.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	name := redistest.Name("login")
-	node := func() *accounts.Service {
-		return accounts.NewService(accounts.Options{DB: db, SharedThrottle: redisrate.NewThrottle(srv.Client(),
-			redisrate.ThrottleOptions{Name: name, Max: accounts.DefaultFailures, Per: time.Minute, Timeout: 2 * time.Second})})
-	}
-	a, b := node(), node()
+	a, b := throttleNodes(t, srv)
 	const pw = "a good password"
 	if _, err := a.CreateUser(ctx, accounts.NewUser{Email: "ann@b.test", Password: pw, Operator: true}); err != nil {
 		t.Fatal(err)
@@ -69,4 +59,20 @@ func TestSignInThrottleSharedByNodes(t *testing.T) {
 	if _, err := a.Login(ctx, "bob@b.test", pw, accounts.Client{IP: "10.0.5.1"}); err != nil {
 		t.Fatalf("the other node with Redis down = %v, want a sign-in (it counts alone)", err)
 	}
+}
+
+// throttleNodes returns two services on one store (two nodes) that share the sign-in
+// throttle through srv.
+func throttleNodes(t *testing.T, srv *redistest.Server) (a, b *accounts.Service) {
+	db, err := store.Open(store.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	name := redistest.Name("login")
+	node := func() *accounts.Service {
+		return accounts.NewService(accounts.Options{DB: db, SharedThrottle: redisrate.NewThrottle(srv.Client(),
+			redisrate.ThrottleOptions{Name: name, Max: accounts.DefaultFailures, Per: time.Minute, Timeout: 2 * time.Second})})
+	}
+	return node(), node()
 }
