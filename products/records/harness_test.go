@@ -8,6 +8,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
@@ -108,4 +109,48 @@ func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness
 	// Registered after the harness's own cleanup, so it runs before the store closes.
 	t.Cleanup(func() { _ = svc.Stop(context.Background()) })
 	return h, svc
+}
+
+// startRecords starts a records service over o.DB, as one node of a gateway, without HTTP: it
+// fills in o.Tenancy (a tenancy service of its own), o.Cursors, and o.Titles (in memory) unless
+// set, runs prepare (when not nil) on the new service, applies doc (when not empty) through
+// its tenancy service, and starts it. The caller closes the service.
+func startRecords(t testing.TB, o records.Options, doc string, prepare func(*records.Service)) (*records.Service, *tenancy.Service) {
+	t.Helper()
+	ten := tenancy.NewService(tenancy.Options{DB: o.DB})
+	o.Tenancy = ten
+	if o.Titles == nil {
+		titles, err := title.OpenMemory()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Titles = titles
+	}
+	var err error
+	if o.Cursors, err = cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef")); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := records.NewService(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prepare != nil {
+		prepare(svc)
+	}
+	if err := ten.Add(svc); err != nil {
+		t.Fatal(err)
+	}
+	if doc != "" {
+		d, err := tenancy.Parse([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ten.Apply(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return svc, ten
 }

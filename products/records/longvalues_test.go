@@ -7,11 +7,9 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
-	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
-	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
 
@@ -41,27 +39,8 @@ func TestLongValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ten := tenancy.NewService(tenancy.Options{DB: db})
-	titles, _ := title.OpenMemory()
-	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
-	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, ten := startRecords(t, records.Options{DB: db}, longTenants, nil)
 	defer svc.Close()
-	if err := ten.Add(svc); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := tenancy.Parse([]byte(longTenants))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ten.Apply(ctx, doc); err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
 	prefix := strings.Repeat("p", 5000)
 	bodies := map[string]string{
 		"r1": prefix + strings.Repeat("b", 200_000),

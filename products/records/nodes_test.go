@@ -10,10 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
@@ -30,34 +28,19 @@ type recNode struct {
 // test tenants through it (once per store); clock, when set, is its journal clock.
 func openNode(t *testing.T, db *store.DB, dir string, apply bool, clock func() time.Time, retention time.Duration) *recNode {
 	t.Helper()
-	ten := tenancy.NewService(tenancy.Options{DB: db})
 	titles, err := title.Open(filepath.Join(dir, "title.bleve"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
-	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Shared: true, JournalRetention: retention})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if clock != nil {
-		records.SetJournalClockForTest(svc, clock)
-	}
-	if err := ten.Add(svc); err != nil {
-		t.Fatal(err)
-	}
+	doc := ""
 	if apply {
-		doc, err := tenancy.Parse([]byte(tenants))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := ten.Apply(context.Background(), doc); err != nil {
-			t.Fatal(err)
-		}
+		doc = tenants
 	}
-	if err := svc.Start(context.Background()); err != nil {
-		t.Fatal(err)
+	var prepare func(*records.Service)
+	if clock != nil {
+		prepare = func(svc *records.Service) { records.SetJournalClockForTest(svc, clock) }
 	}
+	svc, _ := startRecords(t, records.Options{DB: db, Titles: titles, Shared: true, JournalRetention: retention}, doc, prepare)
 	n := &recNode{svc: svc, dir: dir}
 	t.Cleanup(n.close)
 	return n

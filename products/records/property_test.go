@@ -10,11 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
-	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
 
@@ -213,27 +210,8 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ten := tenancy.NewService(tenancy.Options{DB: db})
-	titles, _ := title.OpenMemory()
-	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
-	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, CandidateLimit: candLimit})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, _ := startRecords(t, records.Options{DB: db, CandidateLimit: candLimit}, propTenants, nil)
 	defer svc.Close()
-	if err := ten.Add(svc); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := tenancy.Parse([]byte(propTenants))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ten.Apply(ctx, doc); err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
 	r := rand.New(rand.NewSource(seed))
 	var recs []propRec
 	var nd strings.Builder

@@ -7,10 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
@@ -18,32 +16,16 @@ import (
 // openNodeAs starts a records service named node over db (the tenants applied when apply).
 func openNodeAs(t *testing.T, db *store.DB, node string, apply bool) *records.Service {
 	t.Helper()
-	ten := tenancy.NewService(tenancy.Options{DB: db})
 	titles, err := title.Open(filepath.Join(t.TempDir(), "title.bleve"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
-	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Shared: true, Node: node})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close() })
-	if err := ten.Add(svc); err != nil {
-		t.Fatal(err)
-	}
+	doc := ""
 	if apply {
-		doc, err := tenancy.Parse([]byte(tenants))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := ten.Apply(context.Background(), doc); err != nil {
-			t.Fatal(err)
-		}
+		doc = tenants
 	}
-	if err := svc.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	svc, _ := startRecords(t, records.Options{DB: db, Titles: titles, Shared: true, Node: node}, doc, nil)
+	t.Cleanup(func() { _ = svc.Close() })
 	return svc
 }
 
