@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/lease"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -34,7 +35,7 @@ const stripes = 8
 // Choosing a stripe. Two nodes writing one stripe conflict (issue 17: with three nodes on one
 // database and a stripe drawn at random, two of them shared one a third of the time, and
 // their writes did not scale), so a Service writes the stripe its node claimed: Start claims
-// one in the store (records/k/<stripe> -> node id and the time of the claim), the one the
+// one in the store (records/k/<stripe> -> a lease held by the node id), the one the
 // node held before when it holds one (a restarted node keeps its stripe), else its node's
 // preferred stripe (a hash of its id) when free, else the lowest free one; distinct nodes get
 // distinct stripes while there are stripes left (then two share one: correct, only slower).
@@ -51,7 +52,8 @@ const (
 	claimExpiry = 10 * time.Minute
 )
 
-// claimPrefix holds the stripe claims: records/k/<stripe> -> the node id holding it.
+// claimPrefix holds the stripe claims: records/k/<stripe> -> a lease (edge/lease) whose holder
+// is the claiming node's id, running out claimExpiry after the claim or its last renewal.
 func claimPrefix() []byte { return store.Prefix(root, "k") }
 
 // preferredStripe is the stripe node id node writes until it claims one: a hash of the id,
@@ -89,19 +91,22 @@ func (s *Service) claimStripe(ctx context.Context) error {
 			if err != nil || st < 0 || st >= stripes {
 				return true, nil
 			}
-			node, at := parseClaim(v)
-			if node == s.node {
+			l, _, err := lease.Decode(v)
+			if err != nil {
+				return true, nil // unreadable: nobody's
+			}
+			if l.Node() == s.node {
 				chosen = st
 				return false, nil
 			}
-			held[st] = t.Sub(at) < claimExpiry
+			held[st] = !l.Expired(t.UnixNano())
 			return true, nil
 		})
 		if err != nil {
 			return err
 		}
 		if chosen >= 0 {
-			return txn.Set(store.Key(root, "k", strconv.Itoa(chosen)), claimValue(s.node, t))
+			return lease.Write(txn, store.Key(root, "k", strconv.Itoa(chosen)), lease.Lease{Holder: s.node, Until: t.Add(claimExpiry).UnixNano()})
 		}
 		if pref := preferredStripe(s.node); !held[pref] {
 			chosen = pref
@@ -116,7 +121,7 @@ func (s *Service) claimStripe(ctx context.Context) error {
 		if chosen < 0 {
 			return nil // every stripe is held: share the preferred one
 		}
-		return txn.Set(store.Key(root, "k", strconv.Itoa(chosen)), claimValue(s.node, t))
+		return lease.Write(txn, store.Key(root, "k", strconv.Itoa(chosen)), lease.Lease{Holder: s.node, Until: t.Add(claimExpiry).UnixNano()})
 	})
 	if err != nil {
 		return err
@@ -182,25 +187,6 @@ func addPart(txn *store.Txn, k []byte, d int64) error {
 		return txn.Delete(k)
 	}
 	return txn.Set(k, binary.BigEndian.AppendUint64(nil, uint64(n+d)))
-}
-
-// claimValue is a stripe claim's stored value: the node id, a space and the claim's time
-// (unix seconds).
-func claimValue(node string, t time.Time) []byte {
-	return []byte(node + " " + strconv.FormatInt(t.Unix(), 10))
-}
-
-// parseClaim reads a claimValue (a value without a time is as old as can be).
-func parseClaim(v []byte) (node string, at time.Time) {
-	i := bytes.LastIndexByte(v, ' ')
-	if i < 0 {
-		return string(v), time.Time{}
-	}
-	sec, err := strconv.ParseInt(string(v[i+1:]), 10, 64)
-	if err != nil {
-		return string(v), time.Time{}
-	}
-	return string(v[:i]), time.Unix(sec, 0)
 }
 
 // renewClaims renews this Service's stripe claim every claimRenew until stop is closed.

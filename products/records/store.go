@@ -25,7 +25,7 @@ import (
 //	                                                   by the writes of the node writing stripe
 //	                                                   s (counters.go); a count is its key's
 //	                                                   value plus its stripes' parts
-//	records/k/<s>                                   -> id of the node that claimed stripe s
+//	records/k/<s>                                   -> lease of the node that claimed stripe s
 //	records/x/<project>/<collection>/<lead>/<order>/<lead v><order v><id>
 //	                                                -> the record's aggregate projection:
 //	                                                   compound index entry (compound.go)
