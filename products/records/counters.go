@@ -77,15 +77,11 @@ func (s *Service) claimStripe(ctx context.Context) error {
 		return nil
 	}
 	chosen := -1
-	now := time.Now
-	if s.now != nil {
-		now = s.now
-	}
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		chosen = -1
 		var held [stripes]bool
 		p := claimPrefix()
-		t := now()
+		t := s.now()
 		err := txn.Iterate(store.IterOptions{Prefix: p}, func(k, v []byte) (bool, error) {
 			st, err := strconv.Atoi(string(k[len(p):]))
 			if err != nil || st < 0 || st >= stripes {
