@@ -76,10 +76,13 @@ var optionNames = map[string]string{
 	"func() time.Time":      "Now",
 	"prometheus.Registerer": "Registerer",
 	"*cursor.Cursors":       "Cursors",
+	"*redis.Client":         "Redis",
+	"*tenancy.Service":      "Tenancy",
 }
 
 // TestProductsWiredAlike: every product is wired the same way (ARCHITECTURE.md, issue 12):
-// NewService(Options) (*Service, error) with its store inside Options; its HTTP type is API,
+// NewService(Options) (*Service, error) with its store inside Options (tenancy, accounts and
+// webhooks too); its HTTP type is API,
 // made by NewAPI; a product taking a plugin adapter (Options.Plugins) declares its plugin
 // errors in errors.go; and across the repository a dependency has one option name in every
 // Options struct (the store DB, the logger Log, the clock Now, the metrics Registerer).
@@ -180,8 +183,8 @@ func checkNewService(t *testing.T, dir string, d decls) {
 	if len(params) != 1 || len(params[0].Names) > 1 || exprString(params[0].Type) != "Options" {
 		t.Errorf("%s: NewService takes %d parameter groups, want one Options (the store inside it)", dir, len(params))
 	}
-	if f.Type.Results == nil || exprString(f.Type.Results.List[0].Type) != "*Service" {
-		t.Errorf("%s: NewService does not return *Service", dir)
+	if r := f.Type.Results; r == nil || len(r.List) != 2 || exprString(r.List[0].Type) != "*Service" || exprString(r.List[1].Type) != "error" {
+		t.Errorf("%s: NewService does not return (*Service, error), as every service constructor does", dir)
 	}
 	st, ok := d.types["Options"].(*ast.StructType)
 	if !ok {
@@ -236,4 +239,117 @@ func checkPluginErrors(t *testing.T, dir string, d decls) {
 			t.Errorf("%s takes Options.Plugins but its errors.go does not declare %s", dir, want)
 		}
 	}
+}
+
+// componentDirs are the packages whose constructors serve wires: the products, edge's
+// components and the plugin host.
+func componentDirs(t *testing.T) []string {
+	t.Helper()
+	dirs := []string{"edge/accounts", "edge/admin", "edge/auth", "edge/backup", "edge/blob", "edge/bus",
+		"edge/dashboard", "edge/egress", "edge/embedhost", "edge/pluginreg", "edge/ratelimit",
+		"edge/ratelimit/redisrate", "edge/tenancy", "edge/webhooks", "plugins/host"}
+	products, err := os.ReadDir("../products")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range products {
+		if p.IsDir() {
+			dirs = append(dirs, "products/"+p.Name())
+		}
+	}
+	return dirs
+}
+
+// TestConstructorsTakeOptions: a component's constructor (New, NewService, or New<Part> making
+// a part wired by serve, such as admin.NewAccounts or redisrate.NewThrottle) takes one Options
+// struct, after a context.Context where it connects, never a row of positional arguments
+// whose order callers must remember. The HTTP types made by NewAPI over a service are the
+// exception: NewAPI(svc, auth, ...) takes the service it serves.
+func TestConstructorsTakeOptions(t *testing.T) {
+	t.Parallel()
+	// Constructors of values, not components: they take the one value they wrap.
+	values := map[string]bool{"NewSigner": true, "NewSecret": true, "NewKeyValue": true, "NewCache": true,
+		"NewVerifiers": true, "NewSMTP": true, "NewLocal": true, "NewHost": true, "NewPlugins": true}
+	checked := 0
+	for _, dir := range componentDirs(t) {
+		d := parsePackage(t, dir)
+		for name, f := range d.funcs {
+			if !strings.HasPrefix(name, "New") || values[name] || !ast.IsExported(name) {
+				continue
+			}
+			if name == "NewAPI" && !strings.HasPrefix(dir, "edge/backup") {
+				continue
+			}
+			params := f.Type.Params.List
+			if len(params) > 0 && exprString(params[0].Type) == "context.Context" {
+				params = params[1:]
+			}
+			checked++
+			if len(params) != 1 || len(params[0].Names) > 1 || !strings.HasSuffix(exprString(params[0].Type), "Options") {
+				t.Errorf("%s.%s takes positional arguments: give it one Options struct (DB, Log, Now, Registerer, ... as every constructor names them)", dir, name)
+			}
+		}
+	}
+	if checked < 15 {
+		t.Fatalf("checked %d constructors, want the components' (is the test running from edge/?)", checked)
+	}
+}
+
+// TestLifecycleSignatures: every component has the one lifecycle (ARCHITECTURE.md style 7):
+// Start(ctx) error and Stop(ctx) error for what runs in the background, Close() error for
+// what holds resources; serve's assembly calls them through these shapes alone.
+func TestLifecycleSignatures(t *testing.T) {
+	t.Parallel()
+	want := map[string]string{"Start": "(context.Context) error", "Stop": "(context.Context) error", "Close": "() error"}
+	checked := 0
+	for _, dir := range append(componentDirs(t), "index/title", "edge/store") {
+		fset := token.NewFileSet()
+		entries, err := os.ReadDir(filepath.Join("..", dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, filepath.Join("..", dir, e.Name()), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, decl := range f.Decls {
+				fd, ok := decl.(*ast.FuncDecl)
+				if !ok || fd.Recv == nil || want[fd.Name.Name] == "" || !ast.IsExported(fd.Name.Name) {
+					continue
+				}
+				checked++
+				if got := signature(fd.Type); got != want[fd.Name.Name] {
+					t.Errorf("%s/%s: %s.%s%s, want %s%s", dir, e.Name(), exprString(fd.Recv.List[0].Type), fd.Name.Name, got, fd.Name.Name, want[fd.Name.Name])
+				}
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("checked %d lifecycle methods, want the components'", checked)
+	}
+}
+
+// signature prints a method's parameter and result types: "(context.Context) error".
+func signature(ft *ast.FuncType) string {
+	list := func(fl *ast.FieldList) []string {
+		var out []string
+		if fl == nil {
+			return out
+		}
+		for _, f := range fl.List {
+			n := len(f.Names)
+			if n == 0 {
+				n = 1
+			}
+			for range n {
+				out = append(out, exprString(f.Type))
+			}
+		}
+		return out
+	}
+	return "(" + strings.Join(list(ft.Params), ", ") + ") " + strings.Join(list(ft.Results), ", ")
 }

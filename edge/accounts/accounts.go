@@ -124,8 +124,12 @@ type Service struct {
 	hasher  hasher
 }
 
-// NewService returns the accounts service over Options.DB. It starts nothing.
-func NewService(o Options) *Service {
+// NewService returns the accounts service over Options.DB (an error without one). It starts
+// nothing.
+func NewService(o Options) (*Service, error) {
+	if o.DB == nil {
+		return nil, errors.New("accounts: Options.DB is required")
+	}
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
 	}
@@ -138,7 +142,7 @@ func NewService(o Options) *Service {
 	return &Service{db: o.DB, ttl: o.SessionTTL, now: o.Now,
 		byEmail: newThrottle(o.FailuresPerMinute, time.Minute, o.Now, o.SharedThrottle, "email"),
 		byIP:    newThrottle(o.FailuresPerMinute, time.Minute, o.Now, o.SharedThrottle, "ip"),
-		hasher:  defaultHasher}
+		hasher:  defaultHasher}, nil
 }
 
 const root = "accounts"

@@ -25,7 +25,11 @@ func newService(t *testing.T) (*Service, *clock) {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	clock := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	return NewService(Options{DB: db, Now: clock.Now}), clock
+	s, err := NewService(Options{DB: db, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, clock
 }
 
 const pw = "a good password"

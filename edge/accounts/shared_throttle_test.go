@@ -71,8 +71,12 @@ func throttleNodes(t *testing.T, srv *redistest.Server) (a, b *accounts.Service)
 	t.Cleanup(func() { _ = db.Close() })
 	name := redistest.Name("login")
 	node := func() *accounts.Service {
-		return accounts.NewService(accounts.Options{DB: db, SharedThrottle: redisrate.NewThrottle(srv.Client(),
-			redisrate.ThrottleOptions{Name: name, Max: accounts.DefaultFailures, Per: time.Minute, Timeout: 2 * time.Second})})
+		s, err := accounts.NewService(accounts.Options{DB: db, SharedThrottle: redisrate.NewThrottle(redisrate.ThrottleOptions{Redis: srv.Client(),
+			Name: name, Max: accounts.DefaultFailures, Per: time.Minute, Timeout: 2 * time.Second})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
 	return node(), node()
 }

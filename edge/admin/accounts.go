@@ -30,13 +30,24 @@ type Accounts struct {
 
 var _ edge.AdminSessions = (*Accounts)(nil)
 
-// NewAccounts returns the account routes. secure sets the cookie's Secure attribute (when
-// public_url is https); path is the cookie's Path (the public_url's path plus "/").
-func NewAccounts(a *accounts.Service, t *tenancy.Service, secure bool, path string) *Accounts {
-	if path == "" {
-		path = "/"
+// AccountsOptions configures NewAccounts.
+type AccountsOptions struct {
+	// Accounts keeps the dashboard's users and sessions (required).
+	Accounts *accounts.Service
+	// Tenancy names the orgs users belong to (required).
+	Tenancy *tenancy.Service
+	// Secure sets the session cookie's Secure attribute (public_url is https: SecureCookie).
+	Secure bool
+	// Path is the session cookie's Path: the public_url's path plus "/" ("/" when empty).
+	Path string
+}
+
+// NewAccounts returns the account routes over Options.Accounts.
+func NewAccounts(o AccountsOptions) *Accounts {
+	if o.Path == "" {
+		o.Path = "/"
 	}
-	return &Accounts{a: a, t: t, secure: secure, path: path}
+	return &Accounts{a: o.Accounts, t: o.Tenancy, secure: o.Secure, path: o.Path}
 }
 
 // MountAdmin registers /session and /users.

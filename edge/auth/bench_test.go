@@ -17,7 +17,7 @@ func (o oneKey) KeyByHash(_ context.Context, hash string) (Key, error) {
 // BenchmarkCheckCached measures the per-request cost of a cached key check.
 func BenchmarkCheckCached(b *testing.B) {
 	const value = "pk_live_demo_web"
-	a := New(oneKey{Key{Hash: Hash(value), Org: "acme", Project: "demo", Kind: Publishable, Products: []string{"forms"}}}, 100)
+	a := New(Options{Lookup: oneKey{Key{Hash: Hash(value), Org: "acme", Project: "demo", Kind: Publishable, Products: []string{"forms"}}}, Size: 100})
 	ctx := context.Background()
 	rule := Rule{Product: "forms", NeedProject: true}
 	b.ReportAllocs()
@@ -32,7 +32,7 @@ func TestCheckUsesCacheUntilPurge(t *testing.T) {
 	t.Parallel()
 	const value = "sk_live_server"
 	lk := &countingLookup{k: Key{Hash: Hash(value), Org: "acme", Kind: Secret, Products: []string{"email"}}}
-	a := New(lk, 10)
+	a := New(Options{Lookup: lk, Size: 10})
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
 		if _, err := a.Check(ctx, value, Rule{Product: "email", SecretOnly: true}); err != nil {

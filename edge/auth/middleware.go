@@ -44,13 +44,21 @@ type Authenticator struct {
 	cache  *lru.Cache[string, cached]
 }
 
-// New returns an Authenticator caching up to size lookups (hits and misses).
-func New(lookup Lookup, size int) *Authenticator {
-	if size <= 0 {
-		size = 10000
+// Options configures New.
+type Options struct {
+	// Lookup finds keys by hash (tenancy; required).
+	Lookup Lookup
+	// Size is how many lookups (hits and misses) the cache keeps (10,000 when 0).
+	Size int
+}
+
+// New returns an Authenticator over Options.Lookup. It starts nothing.
+func New(o Options) *Authenticator {
+	if o.Size <= 0 {
+		o.Size = 10000
 	}
-	c, _ := lru.New[string, cached](size)
-	return &Authenticator{lookup: lookup, cache: c}
+	c, _ := lru.New[string, cached](o.Size)
+	return &Authenticator{lookup: o.Lookup, cache: c}
 }
 
 // Purge forgets every cached lookup. Tenancy calls it after each change to keys, so a revoked

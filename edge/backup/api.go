@@ -20,8 +20,21 @@ type API struct {
 	log *slog.Logger
 }
 
-// NewAPI returns the backup route over src.
-func NewAPI(src Source, log *slog.Logger) *API { return &API{src: src, log: log} }
+// APIOptions configures NewAPI.
+type APIOptions struct {
+	// Source opens the running node's snapshot (required).
+	Source Source
+	// Log receives the failures of a download under way (discarded when nil).
+	Log *slog.Logger
+}
+
+// NewAPI returns the backup route over Options.Source.
+func NewAPI(o APIOptions) *API {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return &API{src: o.Source, log: o.Log}
+}
 
 // MountAdmin registers the route under /admin/v1 (the token check is the server's).
 func (a *API) MountAdmin(r fiber.Router) {

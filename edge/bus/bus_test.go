@@ -52,8 +52,12 @@ type node struct {
 
 func newNode(t *testing.T, name string, db *store.DB, rdb *redis.Client, channel string) *node {
 	t.Helper()
-	n := &node{name: name, ten: tenancy.NewService(tenancy.Options{DB: db}), remote: make(chan heard, 64)}
-	n.keys = auth.New(n.ten, 100)
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{name: name, ten: ten, remote: make(chan heard, 64)}
+	n.keys = auth.New(auth.Options{Lookup: n.ten, Size: 100})
 	n.ten.OnChange(func(context.Context, []tenancy.Change) { n.keys.Purge() })
 	n.ten.OnChange(func(_ context.Context, cs []tenancy.Change) {
 		if len(cs) > 0 && cs[0].Remote {
@@ -273,7 +277,10 @@ func TestCrashAfterCommitStillAnnounced(t *testing.T) {
 			channel := redistest.Name("changes")
 			// A as serve wires it, but it dies between each commit and its publish: its bus's
 			// Publish never runs (nor any listener), and its loop never started.
-			tenA := tenancy.NewService(tenancy.Options{DB: dbA})
+			tenA, err := tenancy.NewService(tenancy.Options{DB: dbA})
+			if err != nil {
+				t.Fatal(err)
+			}
 			busA, err := bus.New(bus.Options{DB: dbA, Redis: srv.Client(), Channel: channel, Node: "A",
 				Deliver: func(context.Context, []tenancy.Change) { t.Error("A delivered") }})
 			if err != nil {

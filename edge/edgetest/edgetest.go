@@ -114,8 +114,11 @@ func New(t testing.TB, o Options) *Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(tenancy.Options{DB: db, Now: o.Now})
-	keys := auth.New(ten, 1000)
+	ten, err := tenancy.NewService(tenancy.Options{DB: db, Now: o.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := auth.New(auth.Options{Lookup: ten, Size: 1000})
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 	reg := prometheus.NewRegistry()
 	h := &Harness{Deps: Deps{Config: cfg, Log: log, DB: db, Tenancy: ten, Auth: keys, Registry: reg, Dir: dir}, URL: base, t: t}
@@ -126,8 +129,10 @@ func New(t testing.TB, o Options) *Harness {
 	if o.Tenants != "" {
 		h.Apply(o.Tenants)
 	}
-	h.Accounts = accounts.NewService(accounts.Options{DB: db, Now: o.Now})
-	acc := admin.NewAccounts(h.Accounts, ten, admin.SecureCookie(cfg.PublicURL), "/")
+	if h.Accounts, err = accounts.NewService(accounts.Options{DB: db, Now: o.Now}); err != nil {
+		t.Fatal(err)
+	}
+	acc := admin.NewAccounts(admin.AccountsOptions{Accounts: h.Accounts, Tenancy: ten, Secure: admin.SecureCookie(cfg.PublicURL), Path: "/"})
 	// Every harness poisons the request memory fiber lends to handlers after each request: a
 	// handler that keeps a string of a request fails its product's tests at once.
 	srv, err := edge.New(edge.Options{Config: cfg, Log: log, Registry: reg, Products: products,

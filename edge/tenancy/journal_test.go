@@ -22,7 +22,10 @@ func TestChangesAreJournaledInTheirTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s := tenancy.NewService(tenancy.Options{DB: db})
+	s, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
 	gen := uint64(0)
 	fail := false
 	s.SetJournal(func(txn *store.Txn, cs []tenancy.Change) (uint64, error) {

@@ -36,14 +36,17 @@ type Options struct {
 	Now func() time.Time
 }
 
-// NewService returns the tenancy service over Options.DB; it starts nothing. Register the
-// products' sections before the first apply.
-func NewService(o Options) *Service {
+// NewService returns the tenancy service over Options.DB (an error without one); it starts
+// nothing. Register the products' sections before the first apply.
+func NewService(o Options) (*Service, error) {
+	if o.DB == nil {
+		return nil, errors.New("tenancy: Options.DB is required")
+	}
 	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{db: o.DB, now: now}
+	return &Service{db: o.DB, now: now}, nil
 }
 
 // Register adds the sections products own. They are checked and applied in registration order

@@ -21,7 +21,11 @@ func open(t *testing.T) *tenancy.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return tenancy.NewService(tenancy.Options{DB: db})
+	s, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func demo(t *testing.T) []byte {

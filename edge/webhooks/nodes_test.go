@@ -89,7 +89,10 @@ type hookNode struct {
 
 func newHookNode(t *testing.T, db *store.DB, id, document string, now func() time.Time, ttl time.Duration) *hookNode {
 	t.Helper()
-	ten := tenancy.NewService(tenancy.Options{DB: db})
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc, err := webhooks.NewService(webhooks.Options{DB: db, Egress: egress.New(egress.Options{AllowPrivateNetworks: true}), Now: now})
 	if err != nil {
 		t.Fatal(err)

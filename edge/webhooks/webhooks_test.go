@@ -331,7 +331,10 @@ func TestPingAndGeneratedSecret(t *testing.T) {
 // open returns tenancy with the webhooks section registered, and the webhooks service.
 func open(t *testing.T, db *store.DB, p *egress.Policy) (*tenancy.Service, *webhooks.Service) {
 	t.Helper()
-	ten := tenancy.NewService(tenancy.Options{DB: db})
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc, err := webhooks.NewService(webhooks.Options{DB: db, Egress: p})
 	if err != nil {
 		t.Fatal(err)

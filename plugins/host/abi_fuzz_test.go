@@ -98,7 +98,7 @@ func TestCompilationCacheOnDisk(t *testing.T) {
 		start := time.Now()
 		mustRegister(t, h, Registration{Name: "noop", Hooks: []string{HookFormsSubmit}})
 		t.Logf("host %d: Register took %v", i, time.Since(start))
-		_ = h.Close(context.Background())
+		_ = h.Close()
 	}
 	var files int
 	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, _ error) error {

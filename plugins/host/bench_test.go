@@ -120,7 +120,7 @@ func BenchmarkNewModuleFirstCall(b *testing.B) {
 					b.Fatalf("FormsSubmit = %+v, %v", v, err)
 				}
 				b.StopTimer()
-				_ = h.Close(context.Background())
+				_ = h.Close()
 				b.StartTimer()
 			}
 		})

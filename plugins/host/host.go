@@ -95,7 +95,8 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 
 // Close stops every plugin and releases the runtimes and the compilation
 // cache. Calls in flight fail; Close may be called more than once.
-func (h *Host) Close(ctx context.Context) error {
+func (h *Host) Close() error {
+	ctx := context.Background()
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()

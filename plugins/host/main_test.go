@@ -72,7 +72,7 @@ func newHost(t testing.TB, mutate func(*Options)) *Host {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	t.Cleanup(func() { _ = h.Close() })
 	return h
 }
 

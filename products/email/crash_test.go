@@ -36,7 +36,10 @@ func openGateway(t testing.TB, dir, smtpAddr string) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(tenancy.Options{DB: db})
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc, err := email.NewService(email.Options{DB: db, Tenancy: ten})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +121,10 @@ func TestCrashRedelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(tenancy.Options{DB: db})
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc, err := email.NewService(email.Options{DB: db, Tenancy: ten})
 	if err != nil {
 		t.Fatal(err)

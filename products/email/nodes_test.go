@@ -25,7 +25,10 @@ type node struct {
 // through this node (once per store).
 func newNode(t *testing.T, db *store.DB, id string, srv *smtptest.Server, now func() time.Time, apply bool, o email.WorkerOptions) *node {
 	t.Helper()
-	ten := tenancy.NewService(tenancy.Options{DB: db})
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc, err := email.NewService(email.Options{DB: db, Tenancy: ten, Now: now})
 	if err != nil {
 		t.Fatal(err)

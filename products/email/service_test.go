@@ -53,7 +53,10 @@ func newServiceDB(t *testing.T, o email.Options) (*email.Service, *tenancy.Servi
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(tenancy.Options{DB: db})
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
 	o.DB, o.Tenancy = db, ten
 	svc, err := email.NewService(o)
 	if err != nil {

@@ -27,7 +27,10 @@ orgs:
               - {name: email, type: email}
 `
 	fs, db := newService(t, pluginTenants, nil)
-	ten := tenancy.NewService(tenancy.Options{DB: db})
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
 	join(t, ten, fs)
 	for _, tc := range []struct{ name, extra, path string }{
 		{"not an address", "            notify: {to: [\"not an address\"]}\n", "forms[0].notify.to[0]"},

@@ -49,7 +49,10 @@ func newService(t *testing.T, doc string, edit func(*forms.Options)) (*forms.Ser
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = svc.Close() })
-	ten := tenancy.NewService(tenancy.Options{DB: db})
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
 	join(t, ten, svc)
 	d, err := tenancy.Parse([]byte(doc))
 	if err != nil {

@@ -35,7 +35,10 @@ orgs:
 func newCompoundService(t testing.TB, db *store.DB, doc string) (*Service, *tenancy.Service) {
 	t.Helper()
 	ctx := context.Background()
-	ten := tenancy.NewService(tenancy.Options{DB: db})
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
 	titles, err := title.OpenMemory()
 	if err != nil {
 		t.Fatal(err)

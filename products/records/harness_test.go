@@ -117,7 +117,10 @@ func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness
 // its tenancy service, and starts it. The caller closes the service.
 func startRecords(t testing.TB, o records.Options, doc string, prepare func(*records.Service)) (*records.Service, *tenancy.Service) {
 	t.Helper()
-	ten := tenancy.NewService(tenancy.Options{DB: o.DB})
+	ten, err := tenancy.NewService(tenancy.Options{DB: o.DB})
+	if err != nil {
+		t.Fatal(err)
+	}
 	o.Tenancy = ten
 	if o.Titles == nil {
 		titles, err := title.OpenMemory()
@@ -126,7 +129,6 @@ func startRecords(t testing.TB, o records.Options, doc string, prepare func(*rec
 		}
 		o.Titles = titles
 	}
-	var err error
 	if o.Cursors, err = cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef")); err != nil {
 		t.Fatal(err)
 	}

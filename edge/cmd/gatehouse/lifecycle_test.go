@@ -64,9 +64,9 @@ func TestAssemblyCloseReverse(t *testing.T) {
 	var log []string
 	a := &assembly{}
 	for _, n := range []string{"plugins", "email", "records"} {
-		a.closers = append(a.closers, func(context.Context) error { log = append(log, n); return nil })
+		a.closers = append(a.closers, func() error { log = append(log, n); return nil })
 	}
-	a.close(context.Background())
+	_ = a.close()
 	if got, want := strings.Join(log, ","), "records,email,plugins"; got != want {
 		t.Errorf("close order = %s, want %s", got, want)
 	}
@@ -96,7 +96,7 @@ func TestFormsSpoolCleanedAfterListen(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		_ = app.stop(ctx)
-		app.close(ctx)
+		_ = app.close()
 	})
 	if _, err := os.Stat(stale); err != nil {
 		t.Fatalf("after wire the earlier run's part is gone (%v): the cleanup ran before the server listens", err)

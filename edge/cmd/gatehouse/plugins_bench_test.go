@@ -34,7 +34,7 @@ func BenchmarkFormsSubmitSpamFilter(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer h.Close(ctx)
+				defer h.Close()
 				if err := h.Register(ctx, host.Registration{Project: "p", Name: "spam", ModulePath: mods["spamguard"],
 					Hooks: []string{host.HookFormsSubmit}, Config: map[string]string{"blockedWords": "casino,loan"}}); err != nil {
 					b.Fatal(err)
@@ -46,7 +46,10 @@ func BenchmarkFormsSubmitSpamFilter(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer svc.Close()
-			ten := tenancy.NewService(tenancy.Options{DB: db})
+			ten, err := tenancy.NewService(tenancy.Options{DB: db})
+			if err != nil {
+				b.Fatal(err)
+			}
 			if err := ten.Add(svc); err != nil {
 				b.Fatal(err)
 			}

@@ -159,7 +159,7 @@ func pluginsRun(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	defer h.Close(context.WithoutCancel(ctx))
+	defer h.Close()
 	// Fail closed, so that a failed call is reported rather than skipped.
 	err = h.Register(ctx, host.Registration{
 		Project: in.Project, Name: *name, Module: wasm, Hooks: []string{*hook}, OnError: host.OnErrorClosed,

@@ -17,9 +17,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/accounts"
-	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
-	"github.com/gatehouse-dev/gatehouse/edge/backup"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
@@ -31,10 +29,10 @@ import (
 // gateway is the whole gateway, wired as serve wires it, on a loopback port in this process
 // (so that a test can walk its registered routes).
 type gateway struct {
-	url    string
-	token  string
-	srv    *edge.Server
-	access adminAccess
+	url   string
+	token string
+	srv   *edge.Server
+	users *accounts.Service
 }
 
 const (
@@ -52,7 +50,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	}
 	d := testDeps(t, dir, ln.Addr().String())
 	d.cfg.AdminToken = scopeToken
-	cfg, log, db, ten, blobs := d.cfg, d.log, d.db, d.tenancy, d.blobs
+	cfg, log, db, ten := d.cfg, d.log, d.db, d.tenancy
 	app, err := wire(ctx, d)
 	if err != nil {
 		t.Fatal(err)
@@ -64,10 +62,7 @@ func startGateway(t *testing.T, tenants string) *gateway {
 	if _, err := ten.Apply(ctx, doc); err != nil {
 		t.Fatal(err)
 	}
-	access := newAdminAccess(cfg, db, ten, nil)
-	srv, err := edge.New(edge.Options{Config: cfg, Log: log, Registry: prometheus.NewRegistry(),
-		Products: app.products, Admin: append([]edge.AdminProduct{admin.NewAPI(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
-		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten), Ready: app.ready})
+	srv, err := app.server(cfg, log, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +78,10 @@ func startGateway(t *testing.T, tenants string) *gateway {
 		_ = ln.Close()
 		<-done
 		_ = app.stop(sctx)
-		app.close(sctx)
+		_ = app.close()
 		_ = db.Close()
 	})
-	return &gateway{url: cfg.PublicURL, token: scopeToken, srv: srv, access: access}
+	return &gateway{url: cfg.PublicURL, token: scopeToken, srv: srv, users: app.users}
 }
 
 // testDeps opens what serve gives wire, over the data folder dir, for a server listening on
@@ -105,8 +100,11 @@ func testDeps(t *testing.T, dir, addr string) deps {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ten := tenancy.NewService(tenancy.Options{DB: db})
-	keys := auth.New(ten, 1000)
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := auth.New(auth.Options{Lookup: ten, Size: 1000})
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 	secret, err := ten.Secret(ctx, "cursor-key", 32)
 	if err != nil {
@@ -321,10 +319,10 @@ func TestAdminRoutesScopeEveryRoute(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t, scopeTenants)
 	ctx := context.Background()
-	if _, err := g.access.users.CreateUser(ctx, accounts.NewUser{Email: "owner@acme.test", Password: testUserPassword, Org: "acme", Role: "owner"}); err != nil {
+	if _, err := g.users.CreateUser(ctx, accounts.NewUser{Email: "owner@acme.test", Password: testUserPassword, Org: "acme", Role: "owner"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.access.users.CreateUser(ctx, accounts.NewUser{Email: "owner@globex.test", Password: testUserPassword, Org: "globex", Role: "owner"}); err != nil {
+	if _, err := g.users.CreateUser(ctx, accounts.NewUser{Email: "owner@globex.test", Password: testUserPassword, Org: "globex", Role: "owner"}); err != nil {
 		t.Fatal(err)
 	}
 	// Globex's data, made through the public API.
@@ -335,7 +333,7 @@ func TestAdminRoutesScopeEveryRoute(t *testing.T) {
 		`{"filename":"secret.png","mimeType":"image/png","size":10}`)["assetId"].(string)
 	f.submission, _ = g.public(t, "POST", "/forms/forms/contact/submit", "pk_live_globex_scope_web", `{"email":"globex-secret@example.test"}`)["id"].(string)
 	g.login(t, "owner@globex.test", testUserPassword)
-	if ss, err := g.access.users.Sessions(ctx, "owner@globex.test", ""); err == nil && len(ss) == 1 {
+	if ss, err := g.users.Sessions(ctx, "owner@globex.test", ""); err == nil && len(ss) == 1 {
 		f.session = ss[0].ID
 	}
 	if f.message == "" || f.asset == "" || f.submission == "" || f.session == "" {
@@ -417,7 +415,7 @@ func TestAdminRoutesScopeEveryRoute(t *testing.T) {
 		t.Errorf("globex record after the member's requests: %d %s", code, out)
 	}
 	gc, _ := g.login(t, "owner@globex.test", testUserPassword)
-	if ss, _ := g.access.users.Sessions(ctx, "owner@globex.test", ""); len(ss) != 2 {
+	if ss, _ := g.users.Sessions(ctx, "owner@globex.test", ""); len(ss) != 2 {
 		t.Errorf("globex owner's sessions after the member's requests: %d, want 2", len(ss))
 	}
 	if code, out := g.call(t, "GET", "/admin/v1/email/messages/"+f.message, "", "", "Cookie", gc); code != 200 {

@@ -18,9 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
-	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
-	"github.com/gatehouse-dev/gatehouse/edge/backup"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
@@ -126,8 +124,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	edge.StorageGauge(reg, db.Size)
 
-	ten := tenancy.NewService(tenancy.Options{DB: db})
-	keys := auth.New(ten, 10000)
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		return err
+	}
+	keys := auth.New(auth.Options{Lookup: ten, Size: 10000})
 	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
 
 	secret, err := ten.Secret(ctx, "cursor-key", 32)
@@ -157,7 +158,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
-	defer app.close(context.Background())
+	defer func() {
+		if cerr := app.close(); cerr != nil {
+			log.Error("closing components", "err", cerr)
+		}
+	}()
 
 	var doc *tenancy.Document
 	if tenantsFile != "" {
@@ -184,24 +189,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		printSecrets(stdout, rep.Secrets)
 	}
 
-	access := newAdminAccess(cfg, db, ten, rdb)
-	srv, err := edge.New(edge.Options{
-		Config: cfg, Log: log, Registry: reg,
-		Products: app.products, Admin: append([]edge.AdminProduct{admin.NewAPI(ten), access.accounts, backup.NewAPI(backupSource(cfg, db, blobs), log)}, app.admin...),
-		Sessions: access.accounts, ProjectOrg: projectOrgOf(ten),
-		Ready: func() error {
-			if err := app.ready(); err != nil {
-				return err
-			}
-			// A node whose database is unreachable is not ready either (the load balancer
-			// sends its traffic to the others).
-			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			if err := db.Ping(pctx); err != nil {
-				return errors.New("storage unreachable")
-			}
-			return nil
-		},
+	srv, err := app.server(cfg, log, reg, func() error {
+		// A node whose database is unreachable is not ready either (the load balancer sends
+		// its traffic to the others).
+		pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := db.Ping(pctx); err != nil {
+			return errors.New("storage unreachable")
+		}
+		return nil
 	})
 	if err != nil {
 		return err

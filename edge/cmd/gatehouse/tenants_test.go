@@ -39,7 +39,11 @@ func newOwners(t testing.TB) *owners {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	o := &owners{ten: tenancy.NewService(tenancy.Options{DB: db}), db: db}
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &owners{ten: ten, db: db}
 	if err := o.ten.Add(pluginreg.New(pluginreg.Options{DB: db, Tenancy: o.ten})); err != nil {
 		t.Fatal(err)
 	}

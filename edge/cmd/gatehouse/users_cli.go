@@ -107,9 +107,17 @@ func createUserOffline(ctx context.Context, dataDir string, env []string, nu acc
 	}
 	defer db.Close()
 	if nu.Org != "" {
-		if _, err := tenancy.NewService(tenancy.Options{DB: db}).Org(ctx, nu.Org); err != nil {
+		ten, err := tenancy.NewService(tenancy.Options{DB: db})
+		if err != nil {
+			return accounts.User{}, err
+		}
+		if _, err := ten.Org(ctx, nu.Org); err != nil {
 			return accounts.User{}, fmt.Errorf("org %q: %w", nu.Org, err)
 		}
 	}
-	return accounts.NewService(accounts.Options{DB: db}).CreateUser(ctx, nu)
+	users, err := accounts.NewService(accounts.Options{DB: db})
+	if err != nil {
+		return accounts.User{}, err
+	}
+	return users.CreateUser(ctx, nu)
 }

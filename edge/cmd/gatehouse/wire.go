@@ -10,6 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/accounts"
+	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
@@ -59,11 +61,19 @@ type assembly struct {
 	admin      []edge.AdminProduct
 	components []component
 	readiness  []func() error
-	closers    []func(context.Context) error
+	// closers release what wire opened (the plugin host, the title index, services with a
+	// Close), newest first, after the components stopped; each is added as soon as its
+	// component is open, so a step that fails half-way leaves nothing open.
+	closers []func() error
 	// started is set once every component started: /readyz answers 503 before.
 	started atomic.Bool
 	// mail is the email product's service: form notifications are queued through it.
 	mail *email.Service
+	// users are the dashboard's accounts; sessions resolves their sessions for the admin guard.
+	users    *accounts.Service
+	sessions *admin.Accounts
+	// projectOrg names a project's org (the admin guard's question).
+	projectOrg func(ctx context.Context, project string) (string, error)
 }
 
 // wire builds every product from deps. This is the one place that knows all products. Nothing
@@ -83,7 +93,7 @@ func wire(ctx context.Context, d deps) (_ *assembly, err error) {
 	a := &assembly{}
 	defer func() {
 		if err != nil {
-			a.close(context.WithoutCancel(ctx))
+			_ = a.close()
 		}
 	}()
 	if d.egress == nil {
@@ -92,6 +102,10 @@ func wire(ctx context.Context, d deps) (_ *assembly, err error) {
 	if err := a.addBus(ctx, d); err != nil { // first: it starts first and stops last
 		return nil, err
 	}
+	if err := a.addAdmin(d); err != nil { // the admin API's own routes, before the products'
+		return nil, err
+	}
+	a.projectOrg = projectOrgOf(d.tenancy)
 	if d.plugins, err = a.addPlugins(ctx, d); err != nil {
 		return nil, err
 	}
@@ -107,6 +121,22 @@ func wire(ctx context.Context, d deps) (_ *assembly, err error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// server makes the edge server over the assembly: its products, the admin API's routes and
+// the admin sessions; ready answers /readyz after the assembly's own check.
+func (a *assembly) server(cfg config.Config, log *slog.Logger, reg *prometheus.Registry, ready func() error) (*edge.Server, error) {
+	return edge.New(edge.Options{Config: cfg, Log: log, Registry: reg,
+		Products: a.products, Admin: a.admin, Sessions: a.sessions, ProjectOrg: a.projectOrg,
+		Ready: func() error {
+			if err := a.ready(); err != nil {
+				return err
+			}
+			if ready != nil {
+				return ready()
+			}
+			return nil
+		}})
 }
 
 // newEgress builds the outbound-connection policy from the egress.* configuration.
@@ -154,8 +184,12 @@ func (a *assembly) stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (a *assembly) close(ctx context.Context) {
+// close releases what wire opened, newest first (components stopped before).
+func (a *assembly) close() error {
+	var errs []error
 	for i := len(a.closers) - 1; i >= 0; i-- {
-		_ = a.closers[i](ctx)
+		errs = append(errs, a.closers[i]())
 	}
+	a.closers = nil
+	return errors.Join(errs...)
 }

@@ -26,8 +26,8 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 	if err != nil {
 		return err
 	}
+	a.closers = append(a.closers, svc.Close)
 	if err := d.tenancy.Add(svc); err != nil {
-		_ = svc.Close()
 		return err
 	}
 	a.mail = svc
@@ -38,13 +38,11 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 		tr, err = email.NewSMTP(email.SMTPConfig{Host: s.Host, Port: s.Port, Username: s.Username, Password: s.Password, TLS: s.TLS,
 			Dial: d.egress.DialContext}, time.Now)
 		if err != nil {
-			_ = svc.Close()
 			return err
 		}
 	case "outbox", "":
 		tr = &email.Outbox{Dir: filepath.Join(d.cfg.Data, "outbox")}
 	default:
-		_ = svc.Close()
 		return fmt.Errorf("email: unknown transport %q", d.cfg.Email.Transport)
 	}
 	// On a shared database other nodes deliver too: the worker then requeues only its own leases.
@@ -52,6 +50,5 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node})
 	a.products = append(a.products, email.NewAPI(svc, d.auth, d.cursors))
 	a.components = append(a.components, w)
-	a.closers = append(a.closers, func(context.Context) error { return svc.Close() })
 	return nil
 }

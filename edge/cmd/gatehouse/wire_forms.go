@@ -41,8 +41,8 @@ func (a *assembly) addForms(_ context.Context, d deps) error {
 	if err != nil {
 		return err
 	}
+	a.closers = append(a.closers, svc.Close)
 	if err := d.tenancy.Add(svc); err != nil {
-		_ = svc.Close()
 		return err
 	}
 	a.products = append(a.products,
@@ -50,6 +50,5 @@ func (a *assembly) addForms(_ context.Context, d deps) error {
 		embedhost.New(embedhost.Options{PublicURL: d.cfg.PublicURL, EmbedURL: d.cfg.EmbedHost}),
 	)
 	a.components = append(a.components, svc)
-	a.closers = append(a.closers, func(context.Context) error { return svc.Close() })
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -24,15 +25,13 @@ func (a *assembly) addRecords(_ context.Context, d deps) error {
 	svc, err := records.NewService(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log.With("product", "records"), Plugins: recordsPlugins{h: d.plugins},
 		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node})
 	if err != nil {
-		_ = titles.Close()
-		return err
+		return errors.Join(err, titles.Close())
 	}
+	a.closers = append(a.closers, svc.Close) // the title index with it
 	if err := d.tenancy.Add(svc); err != nil {
-		_ = svc.Close()
 		return err
 	}
 	a.products = append(a.products, records.NewAPI(svc, d.auth))
 	a.components = append(a.components, svc)
-	a.closers = append(a.closers, func(context.Context) error { return svc.Close() })
 	return nil
 }

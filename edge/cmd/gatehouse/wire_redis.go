@@ -54,7 +54,7 @@ func sharedLimiter(d deps, name string, rate int, per time.Duration) ratelimit.A
 	if d.redis == nil {
 		return nil
 	}
-	l := redisrate.New(d.redis, redisrate.Options{Name: name, Rate: rate, Per: per,
+	l := redisrate.New(redisrate.Options{Redis: d.redis, Name: name, Rate: rate, Per: per,
 		Log: d.log.With("component", "ratelimit", "limit", name)})
 	counter(d.reg, "gatehouse_ratelimit_redis_failovers_total",
 		"Calls that found Redis unable to answer and switched this node to its own buckets for a second.",

@@ -29,6 +29,8 @@ import (
 
 // Options configures New.
 type Options struct {
+	// Redis is the client, shared with the rest of the node (required).
+	Redis *redis.Client
 	// Name keeps this limiter's buckets apart from other limiters' in the same Redis ("forms").
 	Name string
 	// Rate requests are allowed per Per, with bursts of Burst (Rate when zero).
@@ -66,8 +68,8 @@ type Limiter struct {
 
 var _ ratelimit.Allower = (*Limiter)(nil)
 
-// New returns a limiter over client (shared with the rest of the node). It starts nothing.
-func New(client *redis.Client, o Options) *Limiter {
+// New returns a limiter over Options.Redis. It starts nothing.
+func New(o Options) *Limiter {
 	if o.Rate <= 0 || o.Per <= 0 {
 		panic("redisrate: Rate and Per must be positive")
 	}
@@ -90,7 +92,7 @@ func New(client *redis.Client, o Options) *Limiter {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Limiter{
-		rl:      redis_rate.NewLimiter(client),
+		rl:      redis_rate.NewLimiter(o.Redis),
 		limit:   redis_rate.Limit{Rate: o.Rate, Period: o.Per, Burst: o.Burst},
 		prefix:  "gatehouse:" + o.Name + ":",
 		timeout: o.Timeout, retry: o.RetryAfter,

@@ -23,8 +23,8 @@ func TestTwoNodesShareExactly60PerMinute(t *testing.T) {
 	srv := redistest.Start(t)
 	name := redistest.Name("forms")
 	nodes := []*redisrate.Limiter{
-		redisrate.New(srv.Client(), redisrate.Options{Name: name, Rate: 60, Per: time.Minute, Timeout: 10 * time.Second}),
-		redisrate.New(srv.Client(), redisrate.Options{Name: name, Rate: 60, Per: time.Minute, Timeout: 10 * time.Second}),
+		redisrate.New(redisrate.Options{Redis: srv.Client(), Name: name, Rate: 60, Per: time.Minute, Timeout: 10 * time.Second}),
+		redisrate.New(redisrate.Options{Redis: srv.Client(), Name: name, Rate: 60, Per: time.Minute, Timeout: 10 * time.Second}),
 	}
 	admin := srv.Client()
 	t0, err := admin.Time(ctx).Result()
@@ -76,7 +76,7 @@ func TestTwoNodesShareExactly60PerMinute(t *testing.T) {
 		t.Fatal("a fresh key was refused: keys must not share a bucket")
 	}
 	// Another limiter name (another limit) keeps its own buckets too.
-	other := redisrate.New(srv.Client(), redisrate.Options{Name: redistest.Name("login"), Rate: 1, Per: time.Minute})
+	other := redisrate.New(redisrate.Options{Redis: srv.Client(), Name: redistest.Name("login"), Rate: 1, Per: time.Minute})
 	if ok, _ := other.Allow(ctx, "key-hash/demo/contact"); !ok {
 		t.Fatal("a limiter of another name shares the forms buckets")
 	}
@@ -92,7 +92,7 @@ func TestRedisDownFailsOverToLocalBuckets(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	step := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	name := redistest.Name("down")
-	l := redisrate.New(client, redisrate.Options{Name: name, Rate: 3, Per: time.Minute, Now: clock,
+	l := redisrate.New(redisrate.Options{Redis: client, Name: name, Rate: 3, Per: time.Minute, Now: clock,
 		Timeout: 2 * time.Second, RetryAfter: time.Second})
 
 	if ok, _ := l.Allow(ctx, "k"); !ok {
@@ -135,7 +135,7 @@ func TestUnreachableRedisLimitsLocally(t *testing.T) {
 	srv := redistest.Private(t)
 	client := srv.Client()
 	srv.Stop()
-	l := redisrate.New(client, redisrate.Options{Name: "x", Rate: 2, Per: time.Minute})
+	l := redisrate.New(redisrate.Options{Redis: client, Name: "x", Rate: 2, Per: time.Minute})
 	got := ""
 	for range 3 {
 		ok, _ := l.Allow(ctx, "k")
@@ -168,7 +168,7 @@ func BenchmarkSharedLimiter(b *testing.B) {
 	// 1 caller per core shows the round trip; 8 per core (as a busy server has) the throughput.
 	for _, par := range []int{1, 8} {
 		b.Run(fmt.Sprintf("redis/callers-per-core=%d", par), func(b *testing.B) {
-			l := redisrate.New(srv.Client(), redisrate.Options{Name: redistest.Name("bench"), Rate: 1_000_000, Per: time.Minute})
+			l := redisrate.New(redisrate.Options{Redis: srv.Client(), Name: redistest.Name("bench"), Rate: 1_000_000, Per: time.Minute})
 			run(b, l, par)
 			if l.Failures() != 0 {
 				b.Fatalf("%d calls failed over to the local buckets", l.Failures())

@@ -42,6 +42,8 @@ func (t *Throttle) call(ctx context.Context, fn func(ctx context.Context) error)
 
 // ThrottleOptions configures NewThrottle.
 type ThrottleOptions struct {
+	// Redis is the client, shared with the rest of the node (required).
+	Redis *redis.Client
 	// Name keeps these buckets apart from other limits in the same Redis ("login").
 	Name string
 	// Max failures per Per.
@@ -51,15 +53,15 @@ type ThrottleOptions struct {
 	Timeout time.Duration
 }
 
-// NewThrottle returns a throttle over client. It starts nothing.
-func NewThrottle(client *redis.Client, o ThrottleOptions) *Throttle {
+// NewThrottle returns a throttle over Options.Redis. It starts nothing.
+func NewThrottle(o ThrottleOptions) *Throttle {
 	if o.Max <= 0 || o.Per <= 0 {
 		panic("redisrate: Max and Per must be positive")
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 500 * time.Millisecond
 	}
-	return &Throttle{rl: redis_rate.NewLimiter(client), limit: redis_rate.Limit{Rate: o.Max, Period: o.Per, Burst: o.Max},
+	return &Throttle{rl: redis_rate.NewLimiter(o.Redis), limit: redis_rate.Limit{Rate: o.Max, Period: o.Per, Burst: o.Max},
 		interval: o.Per / time.Duration(o.Max), prefix: "gatehouse:" + o.Name + ":", timeout: o.Timeout}
 }
 

@@ -106,7 +106,10 @@ func open(dir string, log *slog.Logger) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	ten := tenancy.NewService(tenancy.Options{DB: db})
+	ten, err := tenancy.NewService(tenancy.Options{DB: db})
+	if err != nil {
+		return nil, err
+	}
 	titles, err := title.Open(filepath.Join(dir, "title.bleve"))
 	if err != nil {
 		return nil, err
@@ -123,7 +126,7 @@ func open(dir string, log *slog.Logger) (*env, error) {
 	if err := ten.Add(svc); err != nil {
 		return nil, err
 	}
-	keys := auth.New(ten, 1000)
+	keys := auth.New(auth.Options{Lookup: ten, Size: 1000})
 	return &env{db: db, ten: ten, svc: svc, keys: keys, titles: titles}, nil
 }
 
