@@ -82,10 +82,11 @@ var optionNames = map[string]string{
 
 // TestProductsWiredAlike: every product is wired the same way (ARCHITECTURE.md, issue 12):
 // NewService(Options) (*Service, error) with its store inside Options (tenancy, accounts and
-// webhooks too); its HTTP type is API,
-// made by NewAPI; a product taking a plugin adapter (Options.Plugins) declares its plugin
-// errors in errors.go; and across the repository a dependency has one option name in every
-// Options struct (the store DB, the logger Log, the clock Now, the metrics Registerer).
+// webhooks too); its HTTP type is API, made by NewAPI; page cursors are signed in the handlers
+// alone; a product taking a plugin adapter (Options.Plugins) declares its plugin errors in
+// errors.go; and across the repository a dependency has one option name in every Options
+// struct (the store DB, the logger Log, the clock Now, the metrics Registerer, the Redis
+// client Redis, the tenancy service Tenancy).
 func TestProductsWiredAlike(t *testing.T) {
 	t.Parallel()
 	products, err := os.ReadDir("../products")
@@ -111,7 +112,9 @@ func TestProductsWiredAlike(t *testing.T) {
 		}
 		checkNewService(t, dir, d)
 		checkPluginErrors(t, dir, d)
+		checkCursorsInHandlers(t, dir)
 	}
+	checkCursorsInHandlers(t, "edge/webhooks")
 	if n < 5 {
 		t.Fatalf("found %d products, want the five", n)
 	}
@@ -352,4 +355,31 @@ func signature(ft *ast.FuncType) string {
 		return out
 	}
 	return "(" + strings.Join(list(ft.Params), ", ") + ") " + strings.Join(list(ft.Results), ", ")
+}
+
+// checkCursorsInHandlers: page cursors are signed and checked in one layer, the handlers
+// (ARCHITECTURE.md: api.go decodes, calls the service, encodes). A service takes the position
+// a checked cursor carries and returns the next one as plain bytes; only api*.go files import
+// edge/cursor, and NewAPI, not the service's Options, takes the signer.
+func checkCursorsInHandlers(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join("..", dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || strings.HasPrefix(name, "api") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", dir, name), nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"github.com/gatehouse-dev/gatehouse/edge/cursor"` {
+				t.Errorf("%s/%s imports edge/cursor: cursors are signed in the handlers (api.go), the service takes and returns positions", dir, name)
+			}
+		}
+	}
 }

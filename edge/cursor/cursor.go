@@ -1,6 +1,7 @@
 // Package cursor signs and checks the opaque pagination cursors of every list route: one
 // signer, one format, kept by the server's secret so cursors survive restarts. It is free of
-// HTTP, so services sign and check cursors where they build pages.
+// fiber: the handlers (api.go) of every product sign the position a service returns after a
+// page and check the cursor a request brings before handing its position to the service.
 package cursor
 
 import (

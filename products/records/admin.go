@@ -15,7 +15,8 @@ type AdminQuery struct {
 	Filters             []string
 	Q, Sort             string
 	Limit               int // 25 when <= 0
-	Cursor              string
+	// After is the previous page's Next (see Query.After).
+	After []byte
 }
 
 // Collections returns the definitions (name, public flag, every field) of a project's
@@ -55,7 +56,7 @@ func (s *Service) AdminList(ctx context.Context, q AdminQuery) (Page, error) {
 	if q.Limit <= 0 {
 		q.Limit = 25
 	}
-	after, err := s.cursorAfter(c, q.Cursor)
+	after, err := cursorAfter(c, q.After)
 	if err != nil {
 		return Page{}, err
 	}
@@ -71,7 +72,7 @@ func (s *Service) AdminList(ctx context.Context, q AdminQuery) (Page, error) {
 		}
 		if len(recs) > q.Limit {
 			recs = recs[:q.Limit]
-			page.Next = s.cursors.Encode(c.scope, encodeCursor(c.tupleOf(recs[len(recs)-1])))
+			page.Next = position(c, recs[len(recs)-1])
 		}
 		for _, r := range recs {
 			page.Items = append(page.Items, adminJSON(r))

@@ -10,14 +10,16 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
 // API mounts the records routes under {records_base_url} and the record write routes
 // under /admin/v1.
 type API struct {
-	svc  *Service
-	auth *auth.Authenticator
+	svc     *Service
+	auth    *auth.Authenticator
+	cursors *cursor.Cursors
 }
 
 var (
@@ -25,8 +27,11 @@ var (
 	_ edge.AdminProduct = (*API)(nil)
 )
 
-// NewAPI returns the records routes over svc, guarding them with a.
-func NewAPI(svc *Service, a *auth.Authenticator) *API { return &API{svc: svc, auth: a} }
+// NewAPI returns the records routes over svc, guarding them with a; cursors signs the lists'
+// page cursors.
+func NewAPI(svc *Service, a *auth.Authenticator, cursors *cursor.Cursors) *API {
+	return &API{svc: svc, auth: a, cursors: cursors}
+}
 
 // Segment is the product's path segment.
 func (p *API) Segment() string { return "records" }
@@ -114,16 +119,44 @@ func (p *API) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	scope := cursorScope("records", t)
+	after, err := p.after(c, scope)
+	if err != nil {
+		return err
+	}
 	page, err := p.svc.List(c.UserContext(), Query{
 		Project: t.project, Collection: t.collection, Secret: t.secret,
 		Filters: filters(c), Q: utils.CopyString(c.Query("q")), Sort: utils.CopyString(c.Query("sort")),
-		Limit: limit, Cursor: utils.CopyString(c.Query("cursor")),
+		Limit: limit, After: after,
 		Populate: utils.CopyString(c.Query("populate")), Fields: utils.CopyString(c.Query("fields")),
 	})
 	if err != nil {
 		return err
 	}
-	return httpx.WriteRawList(c, page.Items, page.Next)
+	return httpx.WriteRawList(c, page.Items, p.next(scope, page.Next))
+}
+
+// cursorScope binds a list's cursors to the list (kind), the project and the collection; the
+// position inside binds itself to the query's filters, q, sort and key kind (Page.Next).
+func cursorScope(kind string, t target) string {
+	return kind + "\x00" + t.project + "\x00" + t.collection
+}
+
+// after checks the request's cursor and returns the position it carries (nil: none).
+func (p *API) after(c *fiber.Ctx, scope string) ([]byte, error) {
+	cur := c.Query("cursor")
+	if cur == "" {
+		return nil, nil
+	}
+	return p.cursors.Decode(scope, cur)
+}
+
+// next signs the position after a page into its cursor ("" on the last page).
+func (p *API) next(scope string, pos []byte) string {
+	if pos == nil {
+		return ""
+	}
+	return p.cursors.Encode(scope, pos)
 }
 
 func (p *API) get(c *fiber.Ctx) error {

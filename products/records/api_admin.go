@@ -31,11 +31,16 @@ func (p *API) adminList(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	page, err := p.svc.AdminList(c.UserContext(), AdminQuery{Project: t.project, Collection: t.collection,
-		Filters: filters(c), Q: utils.CopyString(c.Query("q")), Sort: utils.CopyString(c.Query("sort")),
-		Limit: limit, Cursor: utils.CopyString(c.Query("cursor"))})
+	scope := cursorScope("records-admin", t)
+	after, err := p.after(c, scope)
 	if err != nil {
 		return err
 	}
-	return httpx.WriteRawList(c, page.Items, page.Next)
+	page, err := p.svc.AdminList(c.UserContext(), AdminQuery{Project: t.project, Collection: t.collection,
+		Filters: filters(c), Q: utils.CopyString(c.Query("q")), Sort: utils.CopyString(c.Query("sort")),
+		Limit: limit, After: after})
+	if err != nil {
+		return err
+	}
+	return httpx.WriteRawList(c, page.Items, p.next(scope, page.Next))
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -43,8 +42,7 @@ func newCompoundService(t testing.TB, db *store.DB, doc string) (*Service, *tena
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
-	svc, err := NewService(Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Now: func() time.Time { return now0 }})
+	svc, err := NewService(Options{DB: db, Tenancy: ten, Titles: titles, Now: func() time.Time { return now0 }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,9 @@ func FuzzParseFilter(f *testing.F) {
 	})
 }
 
-// FuzzListQuery sends arbitrary filter, sort and cursor values through the whole query path:
-// every input is a page or a 4xx error, never a crash; a page is never the answer to a
+// FuzzListQuery sends arbitrary filter, sort and page positions (what a checked cursor hands
+// the service) through the whole query path: every input is a page or a 4xx error, never a
+// crash; a page is never the answer to a
 // non-finite number in a filter on the number field views, or to a q without a letter or digit.
 func FuzzListQuery(f *testing.F) {
 	f.Add("views:gte:3", "-views", "", "hel")
@@ -48,12 +49,25 @@ func FuzzListQuery(f *testing.F) {
 	f.Add("", "views", "", "  ")
 	h, svc := newHarness(f)
 	_ = h
-	f.Fuzz(func(t *testing.T, filter, sort, cursor, q string) {
+	// Real positions of two queries, for the fuzzer to vary.
+	for _, q := range []records.Query{{Sort: "-views"}, {Filters: []string{"views:gte:3"}, Sort: "category,-views"}} {
+		q.Project, q.Collection, q.Limit = "demo", "posts", 1
+		page, err := svc.List(context.Background(), q)
+		if err != nil || page.Next == nil {
+			f.Fatalf("List(%+v) = next %x, %v; want a next page", q, page.Next, err)
+		}
+		filter := ""
+		if len(q.Filters) > 0 {
+			filter = q.Filters[0]
+		}
+		f.Add(filter, q.Sort, string(page.Next), "")
+	}
+	f.Fuzz(func(t *testing.T, filter, sort, after, q string) {
 		_, err := svc.List(context.Background(), records.Query{Project: "demo", Collection: "posts",
-			Filters: []string{filter}, Sort: sort, Cursor: url.QueryEscape(cursor), Q: q, Limit: 3})
+			Filters: []string{filter}, Sort: sort, After: []byte(after), Q: q, Limit: 3})
 		if err != nil {
 			if e := asAPI(err); e == nil || e.Status >= 500 {
-				t.Fatalf("List(filter=%q sort=%q cursor=%q) = %v", filter, sort, cursor, err)
+				t.Fatalf("List(filter=%q sort=%q after=%q) = %v", filter, sort, after, err)
 			}
 			return
 		}

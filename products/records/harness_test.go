@@ -88,7 +88,7 @@ func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := records.Options{DB: d.DB, Tenancy: d.Tenancy, Titles: titles, Cursors: cur, Log: d.Log, Shared: d.DB.Backend() == store.BackendPostgres}
+			o := records.Options{DB: d.DB, Tenancy: d.Tenancy, Titles: titles, Log: d.Log, Shared: d.DB.Backend() == store.BackendPostgres}
 			for _, fn := range opts {
 				fn(&o)
 			}
@@ -103,7 +103,7 @@ func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness
 			if err := svc.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			return []edge.Product{records.NewAPI(svc, d.Auth)}
+			return []edge.Product{records.NewAPI(svc, d.Auth, cur)}
 		},
 	})
 	// Registered after the harness's own cleanup, so it runs before the store closes.
@@ -112,7 +112,7 @@ func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness
 }
 
 // startRecords starts a records service over o.DB, as one node of a gateway, without HTTP: it
-// fills in o.Tenancy (a tenancy service of its own), o.Cursors, and o.Titles (in memory) unless
+// fills in o.Tenancy (a tenancy service of its own) and o.Titles (in memory) unless
 // set, runs prepare (when not nil) on the new service, applies doc (when not empty) through
 // its tenancy service, and starts it. The caller closes the service.
 func startRecords(t testing.TB, o records.Options, doc string, prepare func(*records.Service)) (*records.Service, *tenancy.Service) {
@@ -128,9 +128,6 @@ func startRecords(t testing.TB, o records.Options, doc string, prepare func(*rec
 			t.Fatal(err)
 		}
 		o.Titles = titles
-	}
-	if o.Cursors, err = cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef")); err != nil {
-		t.Fatal(err)
 	}
 	svc, err := records.NewService(o)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -41,6 +42,10 @@ func TestLongValues(t *testing.T) {
 	defer db.Close()
 	svc, ten := startRecords(t, records.Options{DB: db}, longTenants, nil)
 	defer svc.Close()
+	cursors, err := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	prefix := strings.Repeat("p", 5000)
 	bodies := map[string]string{
 		"r1": prefix + strings.Repeat("b", 200_000),
@@ -65,13 +70,13 @@ func TestLongValues(t *testing.T) {
 			for _, it := range page.Items {
 				ids = append(ids, string(it[len(`{"id":"`):len(`{"id":"`)+2]))
 			}
-			if page.Next == "" {
+			if page.Next == nil {
 				return ids
 			}
-			if len(page.Next) > 1024 {
-				t.Fatalf("a cursor of %d characters", len(page.Next))
+			if n := len(cursors.Encode("records\x00p\x00c", page.Next)); n > 1024 {
+				t.Fatalf("a cursor of %d characters", n)
 			}
-			q.Cursor = page.Next
+			q.After = page.Next
 		}
 	}
 	for _, tc := range []struct {
@@ -108,7 +113,7 @@ func TestLongValues(t *testing.T) {
 	if _, _, err := svc.Put(ctx, "p", "c", records.WriteRecord{ID: "r2", Data: map[string]any{"body": prefix + "z"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(list(records.Query{Sort: "body", Cursor: first.Next}), " "); got != "r3 r2 r4" {
+	if got := strings.Join(list(records.Query{Sort: "body", After: first.Next}), " "); got != "r3 r2 r4" {
 		t.Errorf("after the cursor's record changed, the next pages = %s, want r3 r2 r4", got)
 	}
 	_, _, err = svc.Put(ctx, "p", "c", records.WriteRecord{ID: "r5", Data: map[string]any{"rel": strings.Repeat("r", 3000)}})

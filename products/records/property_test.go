@@ -397,10 +397,10 @@ func propertyRun(t *testing.T, candLimit int, seed int64) {
 			for _, it := range page.Items {
 				got = append(got, string(it[len(`{"id":"`):len(`{"id":"`)+4]))
 			}
-			if page.Next == "" {
+			if page.Next == nil {
 				break
 			}
-			query.Cursor = page.Next
+			query.After = page.Next
 		}
 		if !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
 			t.Fatalf("filters %v q=%q sort=%v limit %d:\n got %v\nwant %v", raws, q, sortParts, limit, got, want)

@@ -1,27 +1,34 @@
 package records
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 )
 
 // Query is a record list request, with the raw parameters of the interface.
 type Query struct {
 	Project, Collection string
 	// Secret is true for a secret key: private fields are read, filtered and sorted.
-	Secret   bool
-	Filters  []string
-	Q        string
-	Sort     string
-	Limit    int
-	Cursor   string
+	Secret  bool
+	Filters []string
+	Q       string
+	Sort    string
+	Limit   int
+	// After is the previous page's Next, from a cursor the handler checked (nil: the first
+	// page). A position of another query is refused with apierr.ErrInvalidCursor.
+	After    []byte
 	Populate string
 	Fields   string
 }
 
-// Page is one page of rendered records and the cursor of the next ("" on the last page).
+// Page is one page of rendered records and the position after it (nil on the last page),
+// which the handler signs into the next page's cursor as the other products' handlers do.
 type Page struct {
 	Items [][]byte
-	Next  string
+	Next  []byte
 }
 
 // List runs a list query.
@@ -43,7 +50,7 @@ func (s *Service) List(ctx context.Context, q Query) (Page, error) {
 	if limit <= 0 {
 		limit = 25
 	}
-	after, err := s.cursorAfter(c, q.Cursor)
+	after, err := cursorAfter(c, q.After)
 	if err != nil {
 		return Page{}, err
 	}
@@ -66,7 +73,7 @@ func (s *Service) List(ctx context.Context, q Query) (Page, error) {
 		}
 		if len(recs) > limit {
 			recs = recs[:limit]
-			page.Next = s.cursors.Encode(c.scope, encodeCursor(c.tupleOf(recs[len(recs)-1])))
+			page.Next = position(c, recs[len(recs)-1])
 		}
 		page.Items, err = out.render(rd, recs)
 		return err
@@ -113,17 +120,31 @@ func (s *Service) Get(ctx context.Context, project, coll, id string, secret bool
 	return items[0], nil
 }
 
-// cursorAfter decodes a page cursor of c's scope and sort into the tuple the page starts
-// after; nil for no cursor (the first page).
-func (s *Service) cursorAfter(c *criteria, cursor string) (*tuple, error) {
-	if cursor == "" {
+// A page position binds itself to its query: it starts with a digest of the criteria's scope
+// (the filters, q, sort and key kind it was made for), so the handler's cursor, which binds
+// the route, project and collection, needs no knowledge of the query language.
+const scopeDigestLen = 8
+
+func scopeDigest(scope string) []byte {
+	sum := sha256.Sum256([]byte(scope))
+	return sum[:scopeDigestLen]
+}
+
+// position is the page position after r in the list c describes (Page.Next).
+func position(c *criteria, r *record) []byte {
+	return append(scopeDigest(c.scope), encodeCursor(c.tupleOf(r))...)
+}
+
+// cursorAfter reads a page position of c's scope and sort into the tuple the page starts
+// after; nil for none (the first page).
+func cursorAfter(c *criteria, after []byte) (*tuple, error) {
+	if len(after) == 0 {
 		return nil, nil
 	}
-	payload, err := s.cursors.Decode(c.scope, cursor)
-	if err != nil {
-		return nil, err
+	if len(after) < scopeDigestLen || !bytes.Equal(after[:scopeDigestLen], scopeDigest(c.scope)) {
+		return nil, apierr.ErrInvalidCursor
 	}
-	t, err := decodeCursor(payload, len(c.sort))
+	t, err := decodeCursor(after[scopeDigestLen:], len(c.sort))
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
@@ -15,12 +14,11 @@ import (
 // as after losing the index: Start must rebuild it.
 func newServiceOver(t *testing.T, h *edgetest.Harness) *records.Service {
 	t.Helper()
-	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 	titles, err := title.Open(t.TempDir() + "/title.bleve")
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := records.NewService(records.Options{DB: h.DB, Tenancy: h.Tenancy, Titles: titles, Cursors: cur})
+	svc, err := records.NewService(records.Options{DB: h.DB, Tenancy: h.Tenancy, Titles: titles})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/title"
@@ -29,9 +28,8 @@ type Options struct {
 	DB      *store.DB
 	Tenancy *tenancy.Service
 	// Titles is the title index (index/title); the service closes it in Close.
-	Titles  *title.Index
-	Cursors *cursor.Cursors
-	Log     *slog.Logger
+	Titles *title.Index
+	Log    *slog.Logger
 	// Plugins runs the records.read hook (edge/cmd/gatehouse adapts the plugin host to it);
 	// nil for none.
 	Plugins ReadFilter
@@ -59,7 +57,6 @@ type Service struct {
 	db        *store.DB
 	ten       *tenancy.Service
 	titles    *title.Index
-	cursors   *cursor.Cursors
 	log       *slog.Logger
 	filter    ReadFilter
 	now       func() time.Time
@@ -117,10 +114,10 @@ type Service struct {
 // NewService returns the service; it starts nothing. Start it before serving (it repairs the
 // title index and starts the worker that follows the title journal).
 func NewService(o Options) (*Service, error) {
-	if o.DB == nil || o.Tenancy == nil || o.Titles == nil || o.Cursors == nil {
-		return nil, errors.New("records: DB, Tenancy, Titles and Cursors are required")
+	if o.DB == nil || o.Tenancy == nil || o.Titles == nil {
+		return nil, errors.New("records: DB, Tenancy and Titles are required")
 	}
-	s := &Service{db: o.DB, ten: o.Tenancy, titles: o.Titles, cursors: o.Cursors, log: o.Log,
+	s := &Service{db: o.DB, ten: o.Tenancy, titles: o.Titles, log: o.Log,
 		filter: o.Plugins, now: o.Now, candLimit: o.CandidateLimit, qLimit: o.SearchLimit,
 		shared: o.Shared, retention: o.JournalRetention, jnow: time.Now}
 	s.node = o.Node

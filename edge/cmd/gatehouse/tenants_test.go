@@ -10,7 +10,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
-	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -66,8 +65,7 @@ func newOwners(t testing.TB) *owners {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, _ := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
-	if o.records, err = records.NewService(records.Options{DB: db, Tenancy: o.ten, Titles: titles, Cursors: cur}); err != nil {
+	if o.records, err = records.NewService(records.Options{DB: db, Tenancy: o.ten, Titles: titles}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = o.records.Close() })

@@ -22,7 +22,7 @@ func (a *assembly) addRecords(_ context.Context, d deps) error {
 	}
 	// On a shared database the node's title index follows the journal other nodes write too,
 	// and cached records are checked against the store.
-	svc, err := records.NewService(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Cursors: d.cursors, Log: d.log.With("product", "records"), Plugins: recordsPlugins{h: d.plugins},
+	svc, err := records.NewService(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Log: d.log.With("product", "records"), Plugins: recordsPlugins{h: d.plugins},
 		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node})
 	if err != nil {
 		return errors.Join(err, titles.Close())
@@ -31,7 +31,7 @@ func (a *assembly) addRecords(_ context.Context, d deps) error {
 	if err := d.tenancy.Add(svc); err != nil {
 		return err
 	}
-	a.products = append(a.products, records.NewAPI(svc, d.auth))
+	a.products = append(a.products, records.NewAPI(svc, d.auth, d.cursors))
 	a.components = append(a.components, svc)
 	return nil
 }

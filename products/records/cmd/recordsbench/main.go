@@ -99,6 +99,8 @@ type env struct {
 	svc    *records.Service
 	keys   *auth.Authenticator
 	titles *title.Index
+	// cursors signs the list routes' cursors.
+	cursors *cursor.Cursors
 }
 
 func open(dir string, log *slog.Logger) (*env, error) {
@@ -118,8 +120,11 @@ func open(dir string, log *slog.Logger) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur, _ := cursor.NewCursors(secret)
-	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Cursors: cur, Log: log})
+	cur, err := cursor.NewCursors(secret)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := records.NewService(records.Options{DB: db, Tenancy: ten, Titles: titles, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +132,7 @@ func open(dir string, log *slog.Logger) (*env, error) {
 		return nil, err
 	}
 	keys := auth.New(auth.Options{Lookup: ten, Size: 1000})
-	return &env{db: db, ten: ten, svc: svc, keys: keys, titles: titles}, nil
+	return &env{db: db, ten: ten, svc: svc, keys: keys, titles: titles, cursors: cur}, nil
 }
 
 func (e *env) close() {
@@ -188,7 +193,7 @@ func run(n int, dur time.Duration, conns int, dir string, reuse bool) error {
 	}
 	cfg := config.Default()
 	cfg.PublicURL = "http://" + ln.Addr().String()
-	srv, err := edge.New(edge.Options{Config: cfg, Log: log, Products: []edge.Product{records.NewAPI(e.svc, e.keys)}})
+	srv, err := edge.New(edge.Options{Config: cfg, Log: log, Products: []edge.Product{records.NewAPI(e.svc, e.keys, e.cursors)}})
 	if err != nil {
 		return err
 	}
