@@ -18,7 +18,7 @@ var _ accounts.Throttle = (*redisrate.Throttle)(nil)
 // addAdmin wires the admin API's own routes, ahead of the products' admin routes: orgs,
 // projects and keys (admin.NewAPI), the dashboard accounts and sessions (with Redis the
 // failed sign-ins are counted for all nodes together), and the backup download.
-func (a *assembly) addAdmin(d deps) error {
+func (a *assembly) addAdmin(_ context.Context, d *deps) error {
 	path := "/"
 	if u, err := url.Parse(d.cfg.PublicURL); err == nil {
 		path = strings.TrimRight(u.Path, "/") + "/"

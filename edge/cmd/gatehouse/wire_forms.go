@@ -22,7 +22,7 @@ func formsRate(n int) int {
 // service is a component: its Start removes the file parts an earlier run left in the spool
 // folder, after the server listens (/readyz answers 503 until it is done); submissions that
 // arrive meanwhile spool under this run's own names, which it leaves alone.
-func (a *assembly) addForms(_ context.Context, d deps) error {
+func (a *assembly) addForms(_ context.Context, d *deps) error {
 	log := d.log.With("product", "forms")
 	svc, err := forms.NewService(forms.Options{
 		DB:            d.db,
