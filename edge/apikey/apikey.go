@@ -67,7 +67,6 @@ var (
 	ErrMalformed = errors.New("apikey: value must start with pk_live_, pk_test_ or sk_live_")
 )
 
-
 // Hash returns the hex SHA-256 of a key value: the only form keys are stored in.
 func Hash(value string) string {
 	s := sha256.Sum256([]byte(value))
