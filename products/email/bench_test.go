@@ -128,7 +128,7 @@ func BenchmarkDeliverSMTP(b *testing.B) {
 				}
 				ids[i] = rc.ID
 			}
-			tr, _ := email.NewSMTP(email.SMTPConfig{Host: srv.Host, Port: srv.Port, TLS: "none", HELO: "bench.test"}, nil)
+			tr, _ := email.NewSMTP(email.SMTPOptions{Host: srv.Host, Port: srv.Port, TLS: "none", HELO: "bench.test"})
 			w := svc.NewWorker(email.WorkerOptions{Transport: tr, Concurrency: conc, PollInterval: 5 * time.Millisecond})
 			b.ResetTimer()
 			cpu0 := cpuTime()

@@ -47,7 +47,7 @@ func openGateway(t testing.TB, dir, smtpAddr string) *gateway {
 	host, port, _ := strings.Cut(smtpAddr, ":")
 	var p int
 	fmt.Sscan(port, &p)
-	tr, err := email.NewSMTP(email.SMTPConfig{Host: host, Port: p, TLS: "none", HELO: "gatehouse.test"}, nil)
+	tr, err := email.NewSMTP(email.SMTPOptions{Host: host, Port: p, TLS: "none", HELO: "gatehouse.test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func start(t *testing.T, o envOptions) *env {
 		tr = e.out
 	} else {
 		e.smtp = smtptest.Start(t, o.rule)
-		s, err := email.NewSMTP(email.SMTPConfig{Host: e.smtp.Host, Port: e.smtp.Port, TLS: "none", HELO: "gatehouse.test"}, nil)
+		s, err := email.NewSMTP(email.SMTPOptions{Host: e.smtp.Host, Port: e.smtp.Port, TLS: "none", HELO: "gatehouse.test"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,7 +46,7 @@ func newNode(t *testing.T, db *store.DB, id string, srv *smtptest.Server, now fu
 			t.Fatal(err)
 		}
 	}
-	tr, err := email.NewSMTP(email.SMTPConfig{Host: srv.Host, Port: srv.Port, TLS: "none", HELO: id + ".gatehouse.test"}, nil)
+	tr, err := email.NewSMTP(email.SMTPOptions{Host: srv.Host, Port: srv.Port, TLS: "none", HELO: id + ".gatehouse.test"})
 	if err != nil {
 		t.Fatal(err)
 	}

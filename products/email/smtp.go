@@ -12,8 +12,8 @@ import (
 	mail "github.com/wneessen/go-mail"
 )
 
-// SMTPConfig configures the smtp transport.
-type SMTPConfig struct {
+// SMTPOptions configures NewSMTP.
+type SMTPOptions struct {
 	Host     string
 	Port     int
 	Username string
@@ -29,19 +29,22 @@ type SMTPConfig struct {
 	// Dial opens the TCP connection (the gateway passes its egress policy's DialContext, which
 	// refuses private addresses); nil dials directly.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// Now is the clock of the delivery details (time.Now when nil).
+	Now func() time.Time
 }
 
 // SMTP delivers through an SMTP server with github.com/wneessen/go-mail. Each session keeps one
 // connection open and reuses it for the messages that follow (RSET between them).
 type SMTP struct {
-	cfg SMTPConfig
+	cfg SMTPOptions
 	now func() time.Time
 }
 
 var _ Transport = (*SMTP)(nil)
 
-// NewSMTP checks cfg and returns the transport.
-func NewSMTP(cfg SMTPConfig, now func() time.Time) (*SMTP, error) {
+// NewSMTP checks the options and returns the transport. It starts nothing: each delivery
+// opens its session.
+func NewSMTP(cfg SMTPOptions) (*SMTP, error) {
 	if cfg.Host == "" {
 		return nil, errors.New("email: smtp host is required")
 	}
@@ -53,10 +56,10 @@ func NewSMTP(cfg SMTPConfig, now func() time.Time) (*SMTP, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	if now == nil {
-		now = time.Now
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
-	return &SMTP{cfg: cfg, now: now}, nil
+	return &SMTP{cfg: cfg, now: cfg.Now}, nil
 }
 
 // Name implements Transport.
@@ -179,7 +182,7 @@ func (s *smtpSession) Deliver(ctx context.Context, m *Message) Outcome {
 	}
 }
 
-func acceptDetail(msg *mail.Msg, c SMTPConfig) string {
+func acceptDetail(msg *mail.Msg, c SMTPOptions) string {
 	d := fmt.Sprintf("accepted by %s:%d", c.Host, c.Port)
 	if r := strings.TrimSpace(msg.ServerResponse()); r != "" {
 		d += ": " + r

@@ -49,30 +49,30 @@ func TestSMTPTLSAndAuth(t *testing.T) {
 	cases := []struct {
 		name     string
 		opts     smtptest.Options
-		cfg      email.SMTPConfig
+		cfg      email.SMTPOptions
 		want     email.Result
 		wantTLS  bool
 		wantUser string
 	}{
 		{"starttls with auth", smtptest.Options{TLS: serverTLS, Users: users},
-			email.SMTPConfig{TLS: "starttls", Username: "mailer", Password: "s3cret", TLSConfig: clientTLS}, email.Delivered, true, "mailer"},
+			email.SMTPOptions{TLS: "starttls", Username: "mailer", Password: "s3cret", TLSConfig: clientTLS}, email.Delivered, true, "mailer"},
 		{"implicit tls with auth", smtptest.Options{TLS: serverTLS, Implicit: true, Users: users},
-			email.SMTPConfig{TLS: "implicit", Username: "mailer", Password: "s3cret", TLSConfig: clientTLS}, email.Delivered, true, "mailer"},
+			email.SMTPOptions{TLS: "implicit", Username: "mailer", Password: "s3cret", TLSConfig: clientTLS}, email.Delivered, true, "mailer"},
 		{"plain without auth", smtptest.Options{},
-			email.SMTPConfig{TLS: "none"}, email.Delivered, false, ""},
+			email.SMTPOptions{TLS: "none"}, email.Delivered, false, ""},
 		{"wrong password", smtptest.Options{TLS: serverTLS, Users: users},
-			email.SMTPConfig{TLS: "starttls", Username: "mailer", Password: "nope", TLSConfig: clientTLS}, email.Retry, false, ""},
+			email.SMTPOptions{TLS: "starttls", Username: "mailer", Password: "nope", TLSConfig: clientTLS}, email.Retry, false, ""},
 		{"starttls required but not offered", smtptest.Options{},
-			email.SMTPConfig{TLS: "starttls", TLSConfig: clientTLS}, email.Retry, false, ""},
+			email.SMTPOptions{TLS: "starttls", TLSConfig: clientTLS}, email.Retry, false, ""},
 		{"untrusted certificate", smtptest.Options{TLS: serverTLS},
-			email.SMTPConfig{TLS: "starttls"}, email.Retry, false, ""},
+			email.SMTPOptions{TLS: "starttls"}, email.Retry, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := smtptest.StartWith(t, tc.opts)
 			cfg := tc.cfg
 			cfg.Host, cfg.Port, cfg.HELO, cfg.Timeout = srv.Host, srv.Port, "gatehouse.test", 5*time.Second
-			tr, err := email.NewSMTP(cfg, nil)
+			tr, err := email.NewSMTP(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,7 +18,7 @@ func TestStopReleasesAndRestart(t *testing.T) {
 	svc := newService(t, email.Options{})
 	srv := smtptest.Start(t, nil)
 	srv.SetDelay(150 * time.Millisecond)
-	tr, err := email.NewSMTP(email.SMTPConfig{Host: srv.Host, Port: srv.Port, TLS: "none", HELO: "gatehouse.test"}, nil)
+	tr, err := email.NewSMTP(email.SMTPOptions{Host: srv.Host, Port: srv.Port, TLS: "none", HELO: "gatehouse.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestConnectionRefusedRetries(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	_ = ln.Close() // nothing listens there now
-	tr, err := email.NewSMTP(email.SMTPConfig{Host: "127.0.0.1", Port: port, TLS: "none", Timeout: 2 * time.Second}, nil)
+	tr, err := email.NewSMTP(email.SMTPOptions{Host: "127.0.0.1", Port: port, TLS: "none", Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -187,7 +187,7 @@ func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 			u := e.verify.srv.URL
 			svc, err := forms.NewService(forms.Options{
 				DB: d.DB, Blobs: blobs, Now: e.clock.Now,
-				Verifiers:  forms.NewVerifiers(u+"/turnstile", u+"/hcaptcha", u+"/recaptcha", nil),
+				Verifiers:  forms.NewVerifiers(forms.VerifiersOptions{TurnstileURL: u + "/turnstile", HCaptchaURL: u + "/hcaptcha", ReCaptchaURL: u + "/recaptcha"}),
 				AdminBase:  d.Config.PublicURL + "/admin/v1",
 				SpoolDir:   d.Dir + "/spool",
 				Registerer: d.Registry,

@@ -83,12 +83,19 @@ type Service struct {
 	spoolPart string
 }
 
+// VerifiersOptions configures NewVerifiers: the siteverify endpoint of each provider and the
+// client that calls them (the gateway's egress client).
+type VerifiersOptions struct {
+	TurnstileURL, HCaptchaURL, ReCaptchaURL string
+	Client                                  *http.Client
+}
+
 // NewVerifiers returns the three built-in siteverify verifiers with their endpoint URLs.
-func NewVerifiers(turnstileURL, hcaptchaURL, recaptchaURL string, client *http.Client) map[string]Verifier {
+func NewVerifiers(o VerifiersOptions) map[string]Verifier {
 	return map[string]Verifier{
-		ProviderTurnstile: &SiteVerify{Provider: ProviderTurnstile, URL: turnstileURL, Client: client},
-		ProviderHCaptcha:  &SiteVerify{Provider: ProviderHCaptcha, URL: hcaptchaURL, Client: client},
-		ProviderReCaptcha: &SiteVerify{Provider: ProviderReCaptcha, URL: recaptchaURL, Client: client},
+		ProviderTurnstile: &SiteVerify{Provider: ProviderTurnstile, URL: o.TurnstileURL, Client: o.Client},
+		ProviderHCaptcha:  &SiteVerify{Provider: ProviderHCaptcha, URL: o.HCaptchaURL, Client: o.Client},
+		ProviderReCaptcha: &SiteVerify{Provider: ProviderReCaptcha, URL: o.ReCaptchaURL, Client: o.Client},
 	}
 }
 

@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/index/title"
+	"github.com/gatehouse-dev/gatehouse/plugins/host"
 )
 
 // fakeComponent records its lifecycle calls.
@@ -112,5 +116,85 @@ func TestFormsSpoolCleanedAfterListen(t *testing.T) {
 	}
 	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("after start the earlier run's part is still there (%v), want removed", err)
+	}
+}
+
+// TestLaunchStopsWhatStartedWhenAStartFails: when a component fails to start half-way, launch
+// halts the server first (no request reaches a stopped component), then stops every component
+// newest first, the ones that started and the one that failed (the later one never started,
+// and its Stop tolerates that); /readyz keeps answering 503; close then releases what wire
+// opened.
+func TestLaunchStopsWhatStartedWhenAStartFails(t *testing.T) {
+	t.Parallel()
+	var log []string
+	boom := errors.New("boom")
+	a := &assembly{components: []component{
+		&fakeComponent{name: "bus", log: &log},
+		&fakeComponent{name: "email", log: &log},
+		&fakeComponent{name: "records", startErr: boom, log: &log},
+		&fakeComponent{name: "late", log: &log},
+	}}
+	a.closers = append(a.closers, func() error { log = append(log, "close plugins"); return nil })
+	halt := func(context.Context) error { log = append(log, "halt server"); return nil }
+	if err := a.launch(context.Background(), halt, time.Second); !errors.Is(err, boom) {
+		t.Fatalf("launch = %v, want the records component's start error", err)
+	}
+	if err := a.ready(); !errors.Is(err, errStarting) {
+		t.Errorf("ready() after a failed start = %v, want errStarting", err)
+	}
+	if err := a.close(); err != nil {
+		t.Fatal(err)
+	}
+	want := "start bus,start email,start records,halt server,stop late,stop records,stop email,stop bus,close plugins"
+	if got := strings.Join(log, ","); got != want {
+		t.Errorf("lifecycle =\n %s\nwant\n %s", got, want)
+	}
+
+	// A signal while starting is no failure of launch: serve shuts down as after any signal.
+	log = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a = &assembly{components: []component{&fakeComponent{name: "bus", startErr: context.Canceled, log: &log}}}
+	if err := a.launch(ctx, halt, time.Second); err != nil {
+		t.Errorf("launch with a cancelled context = %v, want nil (the caller's shutdown follows)", err)
+	}
+	if got := strings.Join(log, ","); got != "start bus" {
+		t.Errorf("lifecycle = %s, want start bus (the shutdown is the caller's)", got)
+	}
+}
+
+// TestWireFailureClosesEarlierParts: a wiring step that fails half-way leaves nothing open.
+// Here a step after every real one fails: the plugin host that the earlier steps opened is
+// closed (it refuses work with host.ErrClosed), the records service closed its title index
+// (the folder opens again; an index still open holds its lock), and wire returns the step's
+// error.
+func TestWireFailureClosesEarlierParts(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d := testDeps(t, dir, "127.0.0.1:0")
+	t.Cleanup(func() { _ = d.db.Close() })
+	boom := errors.New("boom")
+	var plugins *host.Host
+	failing := func(_ *assembly, _ context.Context, d *deps) error {
+		plugins = d.plugins
+		// Open while wiring: the same call is refused for another reason than a closed host.
+		if err := plugins.CheckModule(ctx, "demo", []byte("not wasm")); err == nil || errors.Is(err, host.ErrClosed) {
+			t.Errorf("CheckModule on the open host = %v, want a refusal of the module", err)
+		}
+		return boom
+	}
+	app, err := build(ctx, d, append(steps(), failing)...)
+	if !errors.Is(err, boom) || app != nil {
+		t.Fatalf("build = %v, %v; want nil and the failing step's error", app, err)
+	}
+	if err := plugins.CheckModule(ctx, "demo", []byte("not wasm")); !errors.Is(err, host.ErrClosed) {
+		t.Errorf("CheckModule after the failed wiring = %v, want host.ErrClosed (the host was closed)", err)
+	}
+	titles, err := title.Open(filepath.Join(dir, "title.bleve"))
+	if err != nil {
+		t.Fatalf("the title index after the failed wiring: %v (the records service did not close it)", err)
+	}
+	if err := titles.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -204,33 +204,35 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	// A signal while the components start stops them gracefully like any other (each Stop
-	// tolerates a component that did not start).
-	if err := app.start(ctx); err != nil && ctx.Err() == nil {
-		// The listener stops with the components that did start: nothing keeps answering.
-		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.D())
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		_ = ln.Close()
+	// halt stops listening and waits for the requests under way (or sctx's end).
+	halt := func(sctx context.Context) error {
+		err := srv.Shutdown(sctx)
+		_ = ln.Close() // in case Serve had not registered it yet
 		<-errc
-		return errors.Join(err, app.stop(sctx))
+		return err
+	}
+	// When a component fails to start, the listener stops with the components that did start:
+	// nothing keeps answering.
+	if err := app.launch(ctx, halt, cfg.ShutdownTimeout.D()); err != nil {
+		return err
 	}
 	// The banner says the gateway is ready: it comes after the components started.
 	banner(stdout, cfg, ln.Addr().String(), doc)
 	log.Info("gatehouse listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "version", version)
 	select {
 	case err := <-errc:
-		return err
+		// The server stopped on its own: the components still stop before storage closes.
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.D())
+		defer cancel()
+		return errors.Join(err, app.stop(sctx))
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.D())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.D())
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := halt(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log.Error("shutdown", "err", err)
 	}
-	_ = ln.Close() // in case Serve had not registered it yet
-	<-errc
 	return app.stop(sctx)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -85,40 +86,42 @@ type assembly struct {
 // them, the logger in Log (tagged product=<name>), the clock in Now, metrics in Registerer, the
 // plugin adapter the product declares in Plugins (wire_plugins.go; its plugin error codes live
 // in the product's errors.go) and the events adapter in Events (wire_events.go); tenancy.Add
-// joins its section of the tenants document; NewAPI(svc, auth, ...) makes its HTTP type API,
-// an edge.Product; the service, or the worker it makes (svc.NewWorker, svc.NewSweeper), is a
-// component started after the server listens (/readyz answers 503 until every component
-// started); what holds resources is closed by a closer, newest first.
-func wire(ctx context.Context, d deps) (_ *assembly, err error) {
-	a := &assembly{}
-	defer func() {
-		if err != nil {
-			_ = a.close()
-		}
-	}()
+// joins its section of the tenants document; NewAPI(svc, auth, cursors, ...) makes its HTTP
+// type API, an edge.Product, whose handlers sign the page cursors; the service, or the worker
+// it makes (svc.NewWorker, svc.NewSweeper), is a component started after the server listens
+// (/readyz answers 503 until every component started); what holds resources gets a closer as
+// soon as it is open, and closers run newest first.
+func wire(ctx context.Context, d deps) (*assembly, error) {
+	return build(ctx, d, steps()...)
+}
+
+// step is one part of the wiring (wire_<part>.go): it adds its products, admin routes,
+// components and closers to the assembly, and what later steps use to d.
+type step func(a *assembly, ctx context.Context, d *deps) error
+
+// steps are wire's steps in order: the bus first (it starts first and stops last), the admin
+// API's own routes before the products', the plugin host and the webhooks before the products
+// that use them, email before forms (form notifications are queued through it).
+func steps() []step {
+	return []step{(*assembly).addBus, (*assembly).addAdmin, (*assembly).addPlugins, (*assembly).addWebhooks,
+		(*assembly).addEmail, (*assembly).addFiles, (*assembly).addMembership, (*assembly).addForms,
+		(*assembly).addRecords, (*assembly).addDashboard}
+}
+
+// build runs the steps over d; when one fails, it closes what the earlier ones opened and
+// returns the error.
+func build(ctx context.Context, d deps, steps ...step) (*assembly, error) {
+	a := &assembly{projectOrg: projectOrgOf(d.tenancy)}
 	if d.egress == nil {
 		d.egress = newEgress(d.cfg)
 	}
-	if err := a.addBus(ctx, d); err != nil { // first: it starts first and stops last
-		return nil, err
-	}
-	if err := a.addAdmin(d); err != nil { // the admin API's own routes, before the products'
-		return nil, err
-	}
-	a.projectOrg = projectOrgOf(d.tenancy)
-	if d.plugins, err = a.addPlugins(ctx, d); err != nil {
-		return nil, err
-	}
-	if d.hooks, err = a.addWebhooks(ctx, d); err != nil {
-		return nil, err
-	}
-	for _, add := range []func(context.Context, deps) error{a.addEmail, a.addFiles, a.addMembership, a.addForms, a.addRecords} {
-		if err := add(ctx, d); err != nil {
+	for _, s := range steps {
+		if err := s(a, ctx, &d); err != nil {
+			if cerr := a.close(); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
 			return nil, err
 		}
-	}
-	if err := a.addDashboard(d); err != nil {
-		return nil, err
 	}
 	return a, nil
 }
@@ -165,6 +168,7 @@ func (a *assembly) ready() error {
 	return nil
 }
 
+// start starts the components in order; it stops at the first that fails (launch stops them).
 func (a *assembly) start(ctx context.Context) error {
 	for _, c := range a.components {
 		if err := c.Start(ctx); err != nil {
@@ -173,6 +177,22 @@ func (a *assembly) start(ctx context.Context) error {
 	}
 	a.started.Store(true)
 	return nil
+}
+
+// launch starts the components once the server listens. When one fails to start (and ctx is
+// not done: a signal while starting shuts down as after any signal), it halts the server (no
+// more connections, the requests under way answered), stops every component newest first (each
+// Stop tolerates a component that did not start) and returns the start error; the caller then
+// closes the assembly.
+func (a *assembly) launch(ctx context.Context, halt func(context.Context) error, timeout time.Duration) error {
+	err := a.start(ctx)
+	if err == nil || ctx.Err() != nil {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	_ = halt(sctx)
+	return errors.Join(err, a.stop(sctx))
 }
 
 // stop stops components in reverse order (queues flush before storage closes).

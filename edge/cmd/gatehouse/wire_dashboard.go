@@ -1,9 +1,13 @@
 package main
 
-import "github.com/gatehouse-dev/gatehouse/edge/dashboard"
+import (
+	"context"
+
+	"github.com/gatehouse-dev/gatehouse/edge/dashboard"
+)
 
 // addDashboard mounts the dashboard app at {public_url}/dashboard/ (its files are embedded).
-func (a *assembly) addDashboard(d deps) error {
+func (a *assembly) addDashboard(_ context.Context, d *deps) error {
 	h, err := dashboard.New(dashboard.Options{PublicURL: d.cfg.PublicURL, AssetURL: d.cfg.AssetBaseURL()})
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/products/email"
@@ -14,7 +13,7 @@ import (
 
 // addEmail wires the Email product: the service (with its group committer), the public and
 // admin routes, the delivery worker with the configured transport, and their shutdown.
-func (a *assembly) addEmail(_ context.Context, d deps) error {
+func (a *assembly) addEmail(_ context.Context, d *deps) error {
 	from := email.Address{Email: "noreply@localhost"}
 	if u, err := url.Parse(d.cfg.PublicURL); err == nil && u.Hostname() != "" && strings.Contains(u.Hostname(), ".") {
 		from.Email = "noreply@" + u.Hostname()
@@ -35,8 +34,8 @@ func (a *assembly) addEmail(_ context.Context, d deps) error {
 	switch d.cfg.Email.Transport {
 	case "smtp":
 		s := d.cfg.Email.SMTP
-		tr, err = email.NewSMTP(email.SMTPConfig{Host: s.Host, Port: s.Port, Username: s.Username, Password: s.Password, TLS: s.TLS,
-			Dial: d.egress.DialContext}, time.Now)
+		tr, err = email.NewSMTP(email.SMTPOptions{Host: s.Host, Port: s.Port, Username: s.Username, Password: s.Password, TLS: s.TLS,
+			Dial: d.egress.DialContext})
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,7 @@ import (
 
 // addFiles wires the File-asset product: the API at {public_url}/files, the asset host at
 // {public_url}/cdn (and asset_host), and the sweeper of expired pending uploads.
-func (a *assembly) addFiles(ctx context.Context, d deps) error {
+func (a *assembly) addFiles(ctx context.Context, d *deps) error {
 	key, err := d.tenancy.Secret(ctx, "upload-url-key", 32)
 	if err != nil {
 		return err
@@ -28,6 +28,6 @@ func (a *assembly) addFiles(ctx context.Context, d deps) error {
 		return err
 	}
 	a.products = append(a.products, files.NewAPI(svc, d.auth, d.cursors), files.NewHost(svc))
-	a.components = append(a.components, svc.NewSweeper(time.Minute))
+	a.components = append(a.components, svc.NewSweeper(files.SweeperOptions{Interval: time.Minute}))
 	return nil
 }

@@ -22,15 +22,16 @@ func formsRate(n int) int {
 // service is a component: its Start removes the file parts an earlier run left in the spool
 // folder, after the server listens (/readyz answers 503 until it is done); submissions that
 // arrive meanwhile spool under this run's own names, which it leaves alone.
-func (a *assembly) addForms(_ context.Context, d deps) error {
+func (a *assembly) addForms(_ context.Context, d *deps) error {
 	log := d.log.With("product", "forms")
 	svc, err := forms.NewService(forms.Options{
 		DB:            d.db,
 		Blobs:         d.blobs,
 		RatePerMinute: d.cfg.Forms.RatePerMinute,
 		Limiter:       sharedLimiter(d, "forms", formsRate(d.cfg.Forms.RatePerMinute), time.Minute),
-		Verifiers: forms.NewVerifiers(d.cfg.Captcha.Turnstile.VerifyURL, d.cfg.Captcha.HCaptcha.VerifyURL,
-			d.cfg.Captcha.ReCaptcha.VerifyURL, d.egress.Client()),
+		Verifiers: forms.NewVerifiers(forms.VerifiersOptions{TurnstileURL: d.cfg.Captcha.Turnstile.VerifyURL,
+			HCaptchaURL: d.cfg.Captcha.HCaptcha.VerifyURL, ReCaptchaURL: d.cfg.Captcha.ReCaptcha.VerifyURL,
+			Client: d.egress.Client()}),
 		Plugins:    formsPlugins{h: d.plugins},
 		Events:     formEvents{hooks: d.hooks, mail: a.mail, log: log},
 		AdminBase:  strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",

@@ -8,7 +8,7 @@ import (
 
 // addMembership wires the Membership product: GET {public_url}/membership/config, answered
 // from a per-project cache that every committed tenancy change invalidates.
-func (a *assembly) addMembership(_ context.Context, d deps) error {
+func (a *assembly) addMembership(_ context.Context, d *deps) error {
 	svc, err := membership.NewService(membership.Options{DB: d.db, Notify: d.tenancy})
 	if err != nil {
 		return err

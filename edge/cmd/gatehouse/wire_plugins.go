@@ -24,16 +24,17 @@ import (
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
 
-// addPlugins starts the Wasm host and keeps its registrations in step with the tenants
+// addPlugins opens the Wasm host and keeps its registrations in step with the tenants
 // document: every project's plugins are registered now, and a project is synced again after
-// any change to its plugins or uploaded modules (a replaced module swaps atomically).
-func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
+// any change to its plugins or uploaded modules (a replaced module swaps atomically). The
+// host is d.plugins for the later steps.
+func (a *assembly) addPlugins(ctx context.Context, d *deps) error {
 	opts := host.DefaultOptions()
 	opts.CacheDir = d.cfg.Plugins.CacheDir
 	if opts.CacheDir == "" {
 		opts.CacheDir = filepath.Join(d.cfg.Data, "plugin-cache")
 	}
-	opts.Log = d.log
+	opts.Log = d.log.With("component", "plugins")
 	// http_fetch connects under the one egress policy (decisions.md 8.3).
 	opts.Egress = d.egress
 	opts.Registerer = d.reg
@@ -44,18 +45,18 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 	opts.CPUBudget = time.Duration(d.cfg.Plugins.CPUBudgetMs) * time.Millisecond
 	h, err := host.New(ctx, opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.closers = append(a.closers, h.Close)
 	reg := pluginreg.New(pluginreg.Options{DB: d.db, Tenancy: d.tenancy})
 	if err := d.tenancy.Add(reg); err != nil {
-		return nil, err
+		return err
 	}
 	a.admin = append(a.admin, reg)
 	ps := &pluginSync{h: h, r: reg, log: d.log, done: map[string]map[string]string{}}
 	projects, err := d.tenancy.Projects(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, p := range projects {
 		ps.sync(ctx, p.ID, false)
@@ -63,7 +64,8 @@ func (a *assembly) addPlugins(ctx context.Context, d deps) (*host.Host, error) {
 	d.tenancy.OnChange(ps.changed)
 	reg.CheckWith(ps)
 	a.admin = append(a.admin, admin.NewPlugins(d.tenancy, pluginAdmin{h}))
-	return h, nil
+	d.plugins = h
+	return nil
 }
 
 var _ host.Egress = (*egress.Policy)(nil)

@@ -15,7 +15,7 @@ import (
 // tenants document (records are written with their indexes in the apply's transaction). The
 // service is a component: its Start repairs the title index and starts the worker that follows
 // the title journal (queries by title wait for it; /readyz answers 503 until it is done).
-func (a *assembly) addRecords(_ context.Context, d deps) error {
+func (a *assembly) addRecords(_ context.Context, d *deps) error {
 	titles, err := title.Open(filepath.Join(d.cfg.Data, "title.bleve"))
 	if err != nil {
 		return err

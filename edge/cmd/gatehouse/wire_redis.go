@@ -50,7 +50,7 @@ func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
 
 // sharedLimiter returns buckets in Redis every node shares (name keeps them apart from other
 // limits), or nil without Redis: the product then keeps its buckets in this node's memory.
-func sharedLimiter(d deps, name string, rate int, per time.Duration) ratelimit.Allower {
+func sharedLimiter(d *deps, name string, rate int, per time.Duration) ratelimit.Allower {
 	if d.redis == nil {
 		return nil
 	}
@@ -74,7 +74,7 @@ func counter(reg prometheus.Registerer, name, help string, labels prometheus.Lab
 // addBus carries tenancy changes between nodes (edge/bus): with redis.url over Redis and the
 // store's change journal, on the postgres backend without it over the journal alone. One node
 // on its own badger store needs neither.
-func (a *assembly) addBus(ctx context.Context, d deps) error {
+func (a *assembly) addBus(ctx context.Context, d *deps) error {
 	if d.redis == nil && d.cfg.Storage.Backend != config.BackendPostgres {
 		return nil
 	}
