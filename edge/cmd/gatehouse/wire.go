@@ -61,7 +61,6 @@ type assembly struct {
 	products   []edge.Product
 	admin      []edge.AdminProduct
 	components []component
-	readiness  []func() error
 	// closers release what wire opened (the plugin host, the title index, services with a
 	// Close), newest first, after the components stopped; each is added as soon as its
 	// component is open, so a step that fails half-way leaves nothing open.
@@ -155,15 +154,10 @@ func newEgress(cfg config.Config) *egress.Policy {
 var errStarting = errors.New("starting")
 
 // ready answers /readyz: 503 until storage is open, the indexes are loaded (wire) and every
-// component started (journals drained to the start point), then each readiness check.
+// component started (journals drained to the start point); serve adds the storage's ping.
 func (a *assembly) ready() error {
 	if !a.started.Load() {
 		return errStarting
-	}
-	for _, r := range a.readiness {
-		if err := r(); err != nil {
-			return err
-		}
 	}
 	return nil
 }
