@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
-	"github.com/gatehouse-dev/gatehouse/edge/accounts"
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
@@ -69,8 +68,7 @@ type assembly struct {
 	started atomic.Bool
 	// mail is the email product's service: form notifications are queued through it.
 	mail *email.Service
-	// users are the dashboard's accounts; sessions resolves their sessions for the admin guard.
-	users    *accounts.Service
+	// sessions resolves the dashboard accounts' sessions for the admin guard.
 	sessions *admin.Accounts
 	// projectOrg names a project's org (the admin guard's question).
 	projectOrg func(ctx context.Context, project string) (string, error)
