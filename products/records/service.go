@@ -92,6 +92,9 @@ type Service struct {
 	// next drain deletes them (trimJournal).
 	durMu   sync.Mutex
 	durable [][]byte
+	// holdDurable, when set (tests), receives the index's durability notices instead of
+	// running them (onDurable).
+	holdDurable atomic.Pointer[func(func())]
 	// titleKick wakes the title worker after a write journaled titles; titleStop and
 	// titleDone stop it (Start starts it, Stop and Close stop it).
 	titleKick chan struct{}
