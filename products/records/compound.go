@@ -181,6 +181,7 @@ func (s *Service) buildCompound(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		s.gen.Add(1) // what the read cache kept of compound entries predates the build
 	}
 	s.compoundReady.Store(true)
 	s.projReady.Store(true)
