@@ -81,6 +81,10 @@ var optionNames = map[string]string{
 	"*cursor.Cursors":       "Cursors",
 	"*redis.Client":         "Redis",
 	"*tenancy.Service":      "Tenancy",
+	"blob.Store":            "Blobs",
+	"*egress.Policy":        "Egress",
+	"*http.Client":          "Client",
+	"*title.Index":          "Titles",
 }
 
 // TestProductsWiredAlike: every product is wired the same way (ARCHITECTURE.md, issue 12):
@@ -89,7 +93,7 @@ var optionNames = map[string]string{
 // alone; a product taking a plugin adapter (Options.Plugins) declares its plugin errors in
 // errors.go; and across the repository a dependency has one option name in every Options
 // struct (the store DB, the logger Log, the clock Now, the metrics Registerer, the Redis
-// client Redis, the tenancy service Tenancy).
+// client Redis, the tenancy service Tenancy, ...: optionNames lists them).
 func TestProductsWiredAlike(t *testing.T) {
 	t.Parallel()
 	products, err := os.ReadDir("../products")

@@ -36,7 +36,6 @@ func (a *assembly) addAdmin(_ context.Context, d *deps) error {
 	if err != nil {
 		return err
 	}
-	a.users = users
 	a.sessions = admin.NewAccounts(admin.AccountsOptions{Accounts: users, Tenancy: d.tenancy,
 		Secure: admin.SecureCookie(d.cfg.PublicURL), Path: path})
 	a.admin = append(a.admin, admin.NewAPI(d.tenancy), a.sessions,

@@ -43,7 +43,7 @@ func (a *assembly) addPlugins(ctx context.Context, d *deps) error {
 	}
 	opts.MemoryBudgetMB = d.cfg.Plugins.MemoryBudgetMB
 	opts.CPUBudget = time.Duration(d.cfg.Plugins.CPUBudgetMs) * time.Millisecond
-	h, err := host.New(ctx, opts)
+	h, err := host.New(opts)
 	if err != nil {
 		return err
 	}
