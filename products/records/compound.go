@@ -254,7 +254,7 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 		// The entries to check are queued (pr, with their sort values one after the other in
 		// encs, each ending at encEnd[i]) and their records read a page at a time (getAll);
 		// take checks them in walk order.
-		pr := &pageReads{rd: rd, project: p.sch.Project, coll: p.sch.Name}
+		pr := newPageReads(rd, p.sch.Project, p.sch.Name)
 		var encs []byte
 		var encEnd []int
 		take := func() error {
@@ -296,7 +296,7 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 			}
 			encs = append(encs, enc...)
 			encEnd = append(encEnd, len(encs))
-			if !pr.add(string(id), want-got) {
+			if !pr.addBytes(id, want-got) {
 				return ctx.Err() == nil, ctx.Err()
 			}
 			if err := take(); err != nil {

@@ -19,7 +19,7 @@ func TestListsSeeEveryWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() }) // after the service's Close (cleanups run last first)
 	svc, _ := newCompoundService(t, db, compoundTenants)
 	put := func(id, s string, n int, published bool) {
 		t.Helper()
