@@ -13,14 +13,15 @@ import (
 
 // decls are the top-level declarations of one package's non-test files.
 type decls struct {
-	types map[string]ast.Expr      // type name -> its type expression
-	funcs map[string]*ast.FuncDecl // function name (no methods) -> its declaration
+	types   map[string]ast.Expr      // type name -> its type expression
+	funcs   map[string]*ast.FuncDecl // function name (no methods) -> its declaration
+	methods map[string]*ast.FuncDecl // "*Service.NewWorker" -> its declaration
 }
 
 // parsePackage reads the non-test Go files of dir (relative to the repository root).
 func parsePackage(t *testing.T, dir string) decls {
 	t.Helper()
-	d := decls{types: map[string]ast.Expr{}, funcs: map[string]*ast.FuncDecl{}}
+	d := decls{types: map[string]ast.Expr{}, funcs: map[string]*ast.FuncDecl{}, methods: map[string]*ast.FuncDecl{}}
 	fset := token.NewFileSet()
 	entries, err := os.ReadDir(filepath.Join("..", dir))
 	if err != nil {
@@ -45,6 +46,8 @@ func parsePackage(t *testing.T, dir string) decls {
 			case *ast.FuncDecl:
 				if decl.Recv == nil {
 					d.funcs[decl.Name.Name] = decl
+				} else {
+					d.methods[exprString(decl.Recv.List[0].Type)+"."+decl.Name.Name] = decl
 				}
 			}
 		}
@@ -78,6 +81,10 @@ var optionNames = map[string]string{
 	"*cursor.Cursors":       "Cursors",
 	"*redis.Client":         "Redis",
 	"*tenancy.Service":      "Tenancy",
+	"blob.Store":            "Blobs",
+	"*egress.Policy":        "Egress",
+	"*http.Client":          "Client",
+	"*title.Index":          "Titles",
 }
 
 // TestProductsWiredAlike: every product is wired the same way (ARCHITECTURE.md, issue 12):
@@ -86,7 +93,7 @@ var optionNames = map[string]string{
 // alone; a product taking a plugin adapter (Options.Plugins) declares its plugin errors in
 // errors.go; and across the repository a dependency has one option name in every Options
 // struct (the store DB, the logger Log, the clock Now, the metrics Registerer, the Redis
-// client Redis, the tenancy service Tenancy).
+// client Redis, the tenancy service Tenancy, ...: optionNames lists them).
 func TestProductsWiredAlike(t *testing.T) {
 	t.Parallel()
 	products, err := os.ReadDir("../products")
@@ -264,9 +271,9 @@ func componentDirs(t *testing.T) []string {
 }
 
 // TestConstructorsTakeOptions: a component's constructor (New, NewService, or New<Part> making
-// a part wired by serve, such as admin.NewAccounts or redisrate.NewThrottle) takes one Options
-// struct, after a context.Context where it connects, never a row of positional arguments
-// whose order callers must remember. The HTTP types made by NewAPI over a service are the
+// a part wired by serve, such as admin.NewAccounts or redisrate.NewThrottle, and a service's
+// NewWorker or NewSweeper) takes one Options struct, after a context.Context where it
+// connects, never a row of positional arguments whose order callers must remember. The HTTP types made by NewAPI over a service are the
 // exception: NewAPI(svc, auth, ...) takes the service it serves.
 func TestConstructorsTakeOptions(t *testing.T) {
 	t.Parallel()
@@ -277,7 +284,16 @@ func TestConstructorsTakeOptions(t *testing.T) {
 	checked := 0
 	for _, dir := range componentDirs(t) {
 		d := parsePackage(t, dir)
+		ctors := map[string]*ast.FuncDecl{}
 		for name, f := range d.funcs {
+			ctors[name] = f
+		}
+		for name, f := range d.methods {
+			if strings.HasPrefix(name, "*Service.") {
+				ctors[strings.TrimPrefix(name, "*Service.")] = f
+			}
+		}
+		for name, f := range ctors {
 			if !strings.HasPrefix(name, "New") || values[name] || !ast.IsExported(name) {
 				continue
 			}

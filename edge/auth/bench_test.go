@@ -3,21 +3,23 @@ package auth
 import (
 	"context"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 )
 
-type oneKey struct{ k Key }
+type oneKey struct{ k apikey.Key }
 
-func (o oneKey) KeyByHash(_ context.Context, hash string) (Key, error) {
+func (o oneKey) KeyByHash(_ context.Context, hash string) (apikey.Key, error) {
 	if hash == o.k.Hash {
 		return o.k, nil
 	}
-	return Key{}, ErrUnknownKey
+	return apikey.Key{}, apikey.ErrUnknownKey
 }
 
 // BenchmarkCheckCached measures the per-request cost of a cached key check.
 func BenchmarkCheckCached(b *testing.B) {
 	const value = "pk_live_demo_web"
-	a := New(Options{Lookup: oneKey{Key{Hash: Hash(value), Org: "acme", Project: "demo", Kind: Publishable, Products: []string{"forms"}}}, Size: 100})
+	a := New(Options{Lookup: oneKey{apikey.Key{Hash: apikey.Hash(value), Org: "acme", Project: "demo", Kind: apikey.Publishable, Products: []string{"forms"}}}, Size: 100})
 	ctx := context.Background()
 	rule := Rule{Product: "forms", NeedProject: true}
 	b.ReportAllocs()
@@ -31,7 +33,7 @@ func BenchmarkCheckCached(b *testing.B) {
 func TestCheckUsesCacheUntilPurge(t *testing.T) {
 	t.Parallel()
 	const value = "sk_live_server"
-	lk := &countingLookup{k: Key{Hash: Hash(value), Org: "acme", Kind: Secret, Products: []string{"email"}}}
+	lk := &countingLookup{k: apikey.Key{Hash: apikey.Hash(value), Org: "acme", Kind: apikey.Secret, Products: []string{"email"}}}
 	a := New(Options{Lookup: lk, Size: 10})
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
@@ -50,14 +52,14 @@ func TestCheckUsesCacheUntilPurge(t *testing.T) {
 }
 
 type countingLookup struct {
-	k Key
+	k apikey.Key
 	n int
 }
 
-func (c *countingLookup) KeyByHash(_ context.Context, hash string) (Key, error) {
+func (c *countingLookup) KeyByHash(_ context.Context, hash string) (apikey.Key, error) {
 	c.n++
 	if hash == c.k.Hash {
 		return c.k, nil
 	}
-	return Key{}, ErrUnknownKey
+	return apikey.Key{}, apikey.ErrUnknownKey
 }

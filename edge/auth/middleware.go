@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gofiber/fiber/v2"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
@@ -34,7 +35,7 @@ var (
 )
 
 type cached struct {
-	key   Key
+	key   apikey.Key
 	found bool
 }
 
@@ -68,8 +69,8 @@ func (a *Authenticator) Purge() { a.cache.Purge() }
 type keyLocal struct{}
 
 // KeyOf returns the authenticated key of the request (nil on routes without a Rule).
-func KeyOf(c *fiber.Ctx) *Key {
-	k, _ := c.Locals(keyLocal{}).(*Key)
+func KeyOf(c *fiber.Ctx) *apikey.Key {
+	k, _ := c.Locals(keyLocal{}).(*apikey.Key)
 	return k
 }
 
@@ -94,7 +95,7 @@ func (a *Authenticator) Require(rule Rule) fiber.Handler {
 			}
 			return err
 		}
-		if !rule.SecretOnly && key.Kind == Publishable {
+		if !rule.SecretOnly && key.Kind == apikey.Publishable {
 			allowBrowsers(c)
 		}
 		c.Locals(keyLocal{}, key)
@@ -113,19 +114,19 @@ func allowBrowsers(c *fiber.Ctx) {
 }
 
 // Check authenticates a key value against rule without HTTP, returning the key or the API error.
-func (a *Authenticator) Check(ctx context.Context, value string, rule Rule) (*Key, error) {
+func (a *Authenticator) Check(ctx context.Context, value string, rule Rule) (*apikey.Key, error) {
 	if value == "" {
 		return nil, apierr.ErrUnauthorized
 	}
-	if _, _, err := KindOf(value); err != nil {
+	if _, _, err := apikey.KindOf(value); err != nil {
 		return nil, apierr.ErrUnauthorized
 	}
-	hash := Hash(value)
+	hash := apikey.Hash(value)
 	ent, ok := a.cache.Get(hash)
 	if !ok {
 		k, err := a.lookup.KeyByHash(ctx, hash)
 		switch {
-		case errors.Is(err, ErrUnknownKey):
+		case errors.Is(err, apikey.ErrUnknownKey):
 			ent = cached{}
 		case err != nil:
 			return nil, err
@@ -139,9 +140,9 @@ func (a *Authenticator) Check(ctx context.Context, value string, rule Rule) (*Ke
 	}
 	key := ent.key
 	switch {
-	case rule.SecretOnly && key.Kind != Secret:
+	case rule.SecretOnly && key.Kind != apikey.Secret:
 		return nil, ErrSecretRequired
-	case rule.PublishableOnly && key.Kind != Publishable:
+	case rule.PublishableOnly && key.Kind != apikey.Publishable:
 		return nil, ErrForbidden
 	case key.Test && !rule.AllowTest:
 		return nil, ErrForbidden

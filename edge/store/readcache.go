@@ -237,6 +237,42 @@ func (db *DB) ViewCached(ctx context.Context, c *ReadCache, fn func(*Txn) error)
 
 var _ cachedViewer = (*pgEngine)(nil)
 
+// ViewAt is View through c for a caller that knows the version itself: a store no other
+// process writes (badger), whose writer moves a counter of its own (version) after each
+// commit of what c covers. Reads are served from c while it holds them for version and kept in
+// it when not; read version before the call, so that a View that begins after a commit reads
+// a version of after it. A View of an older version than the one c holds reads the store and
+// keeps nothing (a slow reader never drops what newer readers keep). Values read through c are
+// shared with it: fn must not change them.
+func (db *DB) ViewAt(ctx context.Context, c *ReadCache, version uint64, fn func(*Txn) error) error {
+	if c == nil {
+		return db.View(ctx, fn)
+	}
+	tag, current := c.checkAt(version)
+	return db.View(ctx, func(txn *Txn) error {
+		if !current {
+			return fn(txn)
+		}
+		return fn(&Txn{r: &cacheReader{c: c, tag: tag, r: txn.r}, st: txn.st})
+	})
+}
+
+// checkAt is check for the versions of ViewAt, which only move forward: it reports false for
+// a version older than the cache's.
+func (c *ReadCache) checkAt(version uint64) (string, bool) {
+	tag := string(binary.BigEndian.AppendUint64([]byte{0}, version)) // never a tag of check's
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tag != tag {
+		if len(c.tag) == len(tag) && c.tag[0] == 0 && c.tag > tag {
+			return tag, false
+		}
+		c.tag = tag
+		c.dropLocked()
+	}
+	return tag, true
+}
+
 // viewCached reads c's version in a statement of its own on the View's connection, before
 // the transaction (which begins with the first read c does not answer, if any).
 func (e *pgEngine) viewCached(ctx context.Context, c *ReadCache, fn func(*Txn) error) error {
@@ -396,7 +432,11 @@ func (c *cacheCursor) record() {
 	if f == nil || !c.under.valid() {
 		return
 	}
-	v, err := c.under.value()
+	var v []byte
+	var err error
+	if !c.o.KeysOnly { // a keys-only scan's kept part serves keys-only scans only (scanName)
+		v, err = c.under.value()
+	}
 	k := c.under.key()
 	if err != nil || len(f.keys) >= readCacheScanLen {
 		c.fresh = nil

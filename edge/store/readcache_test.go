@@ -288,3 +288,53 @@ func TestReadCacheBudget(t *testing.T) {
 		t.Errorf("after Drop the budget counts %d bytes, want 0", u)
 	}
 }
+
+// ViewAt serves a scan from the cache while the caller's version stays, reads again at a newer
+// one, and a View at an older version reads the store without dropping what the cache holds.
+func TestReadCacheViewAt(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b testBackend) {
+		db, c := readCacheEnv(t, b)
+		at := func(version uint64, fn func(tx *Txn) (string, error)) string {
+			t.Helper()
+			var out string
+			err := db.ViewAt(context.Background(), c, version, func(tx *Txn) error {
+				var err error
+				out, err = fn(tx)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		first3 := scanOf(3, false, false)
+		if got := at(1, first3); got != "c/0=v0,c/1=v1,c/2=v2" {
+			t.Fatalf("ViewAt(1) first 3 = %q", got)
+		}
+		set(t, db, "c/0", "x0", "") // the ver/ keys do not matter to ViewAt
+		if got := at(1, first3); got != "c/0=v0,c/1=v1,c/2=v2" {
+			t.Errorf("ViewAt(1) first 3, kept = %q, want the kept v0", got)
+		}
+		if got := at(2, first3); got != "c/0=x0,c/1=v1,c/2=v2" {
+			t.Errorf("ViewAt(2) first 3 = %q, want x0 read again", got)
+		}
+		set(t, db, "c/1", "x1", "")
+		if got := at(1, first3); got != "c/0=x0,c/1=x1,c/2=v2" {
+			t.Errorf("ViewAt(1) after version 2 = %q, want the store's values", got)
+		}
+		if got := at(2, first3); got != "c/0=x0,c/1=v1,c/2=v2" {
+			t.Errorf("ViewAt(2) after a View at 1 = %q, want what version 2 kept", got)
+		}
+		// A keys-only scan keeps keys only; the uncovered key is read from the store.
+		if got := at(2, scanOf(2, true, true)); got != "c/9=,c/8=" {
+			t.Errorf("ViewAt(2) reverse keys-only = %q", got)
+		}
+		if got := at(2, scanOf(2, true, true)); got != "c/9=,c/8=" {
+			t.Errorf("ViewAt(2) reverse keys-only, kept = %q", got)
+		}
+		set(t, db, "u", "u1", "")
+		if got := at(2, getOf("u")); got != "u1" {
+			t.Errorf("ViewAt(2) Get(u), not covered = %q, want u1", got)
+		}
+	})
+}

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -173,19 +173,19 @@ func (a *applier) key(org, project string, k KeySpec) error {
 		return err
 	}
 	var hash string
-	var kind auth.Kind
+	var kind apikey.Kind
 	var test bool
 	switch {
 	case k.Value != "":
-		hash = auth.Hash(k.Value)
-		kind, test, _ = auth.KindOf(k.Value)
+		hash = apikey.Hash(k.Value)
+		kind, test, _ = apikey.KindOf(k.Value)
 	case prevHash != nil:
 		hash = string(prevHash)
 		raw, err := a.txn.Get(key(kKey, hash))
 		if err != nil {
 			return err
 		}
-		var prev auth.Key
+		var prev apikey.Key
 		if err := json.Unmarshal(raw, &prev); err != nil {
 			return err
 		}
@@ -195,13 +195,13 @@ func (a *applier) key(org, project string, k KeySpec) error {
 		if err != nil {
 			return err
 		}
-		hash = auth.Hash(value)
-		kind, test, _ = auth.KindOf(value)
+		hash = apikey.Hash(value)
+		kind, test, _ = apikey.KindOf(value)
 		a.report.Generated = append(a.report.Generated, GeneratedKey{Org: org, Project: project, Name: k.Name, Value: value})
 	}
 	// A value already held by another key is refused, never silently moved.
 	if raw, err := a.txn.Get(key(kKey, hash)); err == nil {
-		var other auth.Key
+		var other apikey.Key
 		if json.Unmarshal(raw, &other) == nil && (other.Org != org || other.Project != project || other.Name != k.Name) {
 			return &InvalidError{Problems: []Problem{{Path: keyPath(org, project, k.Name), Message: "value already belongs to key " + keyPath(other.Org, other.Project, other.Name)}}}
 		}
@@ -220,7 +220,7 @@ func (a *applier) key(org, project string, k KeySpec) error {
 			return err
 		}
 	}
-	rec := auth.Key{Hash: hash, Name: k.Name, Org: org, Project: project, Kind: kind, Test: test, Products: k.Products, Revoked: revoked}
+	rec := apikey.Key{Hash: hash, Name: k.Name, Org: org, Project: project, Kind: kind, Test: test, Products: k.Products, Revoked: revoked}
 	if err := w.keyChange().Put(key(kKey, hash), "key", k.Name, rec); err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ func (a *applier) wasRevoked(hash string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	var prev auth.Key
+	var prev apikey.Key
 	if err := json.Unmarshal(raw, &prev); err != nil {
 		return false, err
 	}
@@ -310,11 +310,11 @@ func NewKeyValue(kind string) (string, error) {
 	rnd := strings.NewReplacer("-", "x", "_", "y").Replace(base64.RawURLEncoding.EncodeToString(b[:]))
 	switch kind {
 	case "publishable":
-		return auth.PrefixLive + rnd, nil
+		return apikey.PrefixLive + rnd, nil
 	case "secret":
-		return auth.PrefixSecret + rnd, nil
+		return apikey.PrefixSecret + rnd, nil
 	case "test":
-		return auth.PrefixTest + rnd, nil
+		return apikey.PrefixTest + rnd, nil
 	}
 	return "", fmt.Errorf("tenancy: unknown key kind %q", kind)
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -72,7 +72,7 @@ func TestChangesAreJournaledInTheirTransaction(t *testing.T) {
 	if len(heard) != 0 {
 		t.Fatalf("a failed change was announced: %+v", heard)
 	}
-	if k, err := s.KeyByHash(ctx, auth.Hash("pk_live_demo_web")); err != nil || k.Revoked {
+	if k, err := s.KeyByHash(ctx, apikey.Hash("pk_live_demo_web")); err != nil || k.Revoked {
 		t.Fatalf("after a revocation whose journal failed, the key = %+v, %v; want it active", k, err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -123,17 +123,16 @@ func listJSON[T any](ctx context.Context, s *Service, p []byte) ([]T, error) {
 	return out, err
 }
 
-// KeyByHash implements auth.Lookup.
-func (s *Service) KeyByHash(ctx context.Context, hash string) (auth.Key, error) {
-	var k auth.Key
+// KeyByHash implements edge/auth's Lookup (its guard is in edge/cmd/gatehouse: tenancy stays
+// free of the HTTP middleware).
+func (s *Service) KeyByHash(ctx context.Context, hash string) (apikey.Key, error) {
+	var k apikey.Key
 	err := s.getJSON(ctx, key(kKey, hash), &k)
 	if errors.Is(err, ErrNotFound) {
-		return k, auth.ErrUnknownKey
+		return k, apikey.ErrUnknownKey
 	}
 	return k, err
 }
-
-var _ auth.Lookup = (*Service)(nil)
 
 // Org returns an org by slug.
 func (s *Service) Org(ctx context.Context, slug string) (OrgInfo, error) {
@@ -153,9 +152,9 @@ func (s *Service) Projects(ctx context.Context) ([]ProjectInfo, error) {
 }
 
 // Keys returns every key of an org (never a value).
-func (s *Service) Keys(ctx context.Context, org string) ([]auth.Key, error) {
-	all, err := listJSON[auth.Key](ctx, s, prefix(kKey))
-	var out []auth.Key
+func (s *Service) Keys(ctx context.Context, org string) ([]apikey.Key, error) {
+	all, err := listJSON[apikey.Key](ctx, s, prefix(kKey))
+	var out []apikey.Key
 	for _, k := range all {
 		if k.Org == org {
 			out = append(out, k)
@@ -245,7 +244,7 @@ func (s *Service) RevokeKey(ctx context.Context, org, project, name string) erro
 		if err != nil {
 			return err
 		}
-		var k auth.Key
+		var k apikey.Key
 		if err := json.Unmarshal(raw, &k); err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@ import "github.com/gatehouse-dev/gatehouse/edge/store"
 const (
 	kOrg     = "org"     // tenancy/org/<slug> -> OrgInfo
 	kProject = "project" // tenancy/project/<id> -> ProjectInfo
-	kKey     = "key"     // tenancy/key/<sha256 hex> -> auth.Key
+	kKey     = "key"     // tenancy/key/<sha256 hex> -> apikey.Key
 	kKeyName = "keyname" // tenancy/keyname/<org>/<project|->/<name> -> hash
 	kMeta    = "meta"    // tenancy/meta/<name> -> server-wide values (the cursor secret)
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -74,11 +74,11 @@ func TestApplyTwice(t *testing.T) {
 		t.Fatalf("second apply changed: %+v", second.Changes)
 	}
 	ctx := context.Background()
-	k, err := s.KeyByHash(ctx, auth.Hash("pk_live_demo_web"))
-	if err != nil || k.Org != "acme" || k.Project != "demo" || k.Kind != auth.Publishable || !k.HasProduct("records") {
+	k, err := s.KeyByHash(ctx, apikey.Hash("pk_live_demo_web"))
+	if err != nil || k.Org != "acme" || k.Project != "demo" || k.Kind != apikey.Publishable || !k.HasProduct("records") {
 		t.Fatalf("KeyByHash = %+v, %v", k, err)
 	}
-	if _, err := s.KeyByHash(ctx, auth.Hash("pk_live_nope")); !errors.Is(err, auth.ErrUnknownKey) {
+	if _, err := s.KeyByHash(ctx, apikey.Hash("pk_live_nope")); !errors.Is(err, apikey.ErrUnknownKey) {
 		t.Errorf("unknown key: %v", err)
 	}
 	if p, err := s.Project(ctx, "docs"); err != nil || p.Org != "acme" {
@@ -169,12 +169,12 @@ func TestGeneratedKeysAndRotation(t *testing.T) {
 	if rep := apply(t, s, []byte(doc)); rep.Changed || len(rep.Generated) != 0 {
 		t.Errorf("re-apply generated again: %+v", rep)
 	}
-	if _, err := s.KeyByHash(ctx, auth.Hash(val)); err != nil {
+	if _, err := s.KeyByHash(ctx, apikey.Hash(val)); err != nil {
 		t.Errorf("generated key not found: %v", err)
 	}
 	// Giving the key a value rotates it: the old value stops working.
 	apply(t, s, []byte(`orgs: [{slug: a, projects: [{id: p, keys: [{name: gen, value: sk_live_rotated1, products: [email]}]}]}]`))
-	if _, err := s.KeyByHash(ctx, auth.Hash(val)); !errors.Is(err, auth.ErrUnknownKey) {
+	if _, err := s.KeyByHash(ctx, apikey.Hash(val)); !errors.Is(err, apikey.ErrUnknownKey) {
 		t.Errorf("old value after rotation: %v", err)
 	}
 	g, err := s.CreateKey(ctx, tenancy.KeyRequest{Org: "a", Project: "p", Kind: "publishable", Products: []string{"forms"}})
@@ -184,7 +184,7 @@ func TestGeneratedKeysAndRotation(t *testing.T) {
 	if err := s.RevokeKey(ctx, "a", "p", g.Name); err != nil {
 		t.Fatal(err)
 	}
-	if k, _ := s.KeyByHash(ctx, auth.Hash(g.Value)); !k.Revoked {
+	if k, _ := s.KeyByHash(ctx, apikey.Hash(g.Value)); !k.Revoked {
 		t.Errorf("revoked key not marked")
 	}
 }
@@ -199,7 +199,7 @@ orgs: [{slug: acme, projects: [{id: demo, keys: [{name: web, value: pk_live_demo
 	if rep.Deleted != 2 {
 		t.Fatalf("prune deleted %d, want 2 (project docs, key admin): %+v", rep.Deleted, rep.Changes)
 	}
-	if _, err := s.KeyByHash(ctx, auth.Hash("sk_live_acme_admin")); !errors.Is(err, auth.ErrUnknownKey) {
+	if _, err := s.KeyByHash(ctx, apikey.Hash("sk_live_acme_admin")); !errors.Is(err, apikey.ErrUnknownKey) {
 		t.Errorf("key survived prune: %v", err)
 	}
 	if _, err := s.Project(ctx, "docs"); !errors.Is(err, tenancy.ErrNotFound) {
@@ -262,13 +262,13 @@ func TestRevokedKeyStaysRevokedOnReapply(t *testing.T) {
 			t.Fatalf("%s: RevokeKey: %v", tc.name, err)
 		}
 		apply(t, s, []byte(tc.doc))
-		if k, err := s.KeyByHash(ctx, auth.Hash(value)); err != nil || !k.Revoked {
+		if k, err := s.KeyByHash(ctx, apikey.Hash(value)); err != nil || !k.Revoked {
 			t.Errorf("%s: after re-apply KeyByHash = %+v, %v; want the key still revoked", tc.name, k, err)
 		}
 	}
 	// A new value is a new key: it works.
 	apply(t, s, []byte(`orgs: [{slug: a, projects: [{id: p, keys: [{name: k, value: sk_live_newlife1, products: [email]}]}]}]`))
-	if k, err := s.KeyByHash(ctx, auth.Hash("sk_live_newlife1")); err != nil || k.Revoked {
+	if k, err := s.KeyByHash(ctx, apikey.Hash("sk_live_newlife1")); err != nil || k.Revoked {
 		t.Errorf("rotated key = %+v, %v; want a live key", k, err)
 	}
 }

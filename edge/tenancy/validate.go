@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 )
 
 // Products are the product scopes a key may carry.
@@ -115,9 +115,9 @@ func (c *checker) key(path string, k KeySpec, names, values map[string]string) {
 	}
 	test := false
 	if k.Value != "" {
-		kind, isTest, err := auth.KindOf(k.Value)
+		kind, isTest, err := apikey.KindOf(k.Value)
 		switch {
-		case err != nil && !strings.HasPrefix(k.Value, auth.PrefixLive) && !strings.HasPrefix(k.Value, auth.PrefixTest) && !strings.HasPrefix(k.Value, auth.PrefixSecret):
+		case err != nil && !strings.HasPrefix(k.Value, apikey.PrefixLive) && !strings.HasPrefix(k.Value, apikey.PrefixTest) && !strings.HasPrefix(k.Value, apikey.PrefixSecret):
 			c.add(path, "value must start with pk_live_, pk_test_ or sk_live_")
 		case err != nil:
 			c.add(path, "value must have at least 4 letters, digits, - or _ after its prefix")
@@ -126,7 +126,7 @@ func (c *checker) key(path string, k KeySpec, names, values map[string]string) {
 			if k.Kind != "" && k.Kind != string(kind) && !(isTest && k.Kind == "test") {
 				c.add(path+".kind", "is %q but the value's prefix makes it %s", k.Kind, kind)
 			}
-			c.unique(values, auth.Hash(k.Value), path, "key value")
+			c.unique(values, apikey.Hash(k.Value), path, "key value")
 		}
 	} else {
 		switch k.Kind {

@@ -3,6 +3,7 @@ package title
 import (
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -252,5 +253,31 @@ func TestScopeKeepsItsCase(t *testing.T) {
 	}
 	if ids, _ := x.Search("proj", "posts", Words("world"), 10); len(ids) != 0 {
 		t.Errorf("Search(proj/posts) = %v; want none (another scope)", ids)
+	}
+}
+
+// The index holds the scope and title fields only: no composite "_all" field (format 8), which
+// bleve builds for every document unless disabled and no query reads.
+func TestNoCompositeField(t *testing.T) {
+	t.Parallel()
+	x, err := Open(t.TempDir() + "/t.bleve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	b := x.NewBatch()
+	if err := b.Put("p", "c", "1", "Hello world", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	fields, err := x.b.Fields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(fields)
+	if want := []string{"_id", fieldScope, fieldTitle}; !slices.Equal(fields, want) {
+		t.Errorf("index fields = %v, want %v", fields, want)
 	}
 }

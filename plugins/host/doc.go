@@ -8,7 +8,7 @@
 //
 // Lifecycle:
 //
-//	h, err := host.New(ctx, host.Options{CacheDir: dataDir + "/wasm-cache", Log: log, Registerer: reg})
+//	h, err := host.New(host.Options{CacheDir: dataDir + "/wasm-cache", Log: log, Registerer: reg})
 //	defer h.Close()
 //	err = h.Register(ctx, host.Registration{Project: "demo", Name: "spam-guard", Module: wasm,
 //		Hooks: []string{host.HookFormsSubmit}, Config: map[string]string{"blockedWords": "casino"}})

@@ -56,8 +56,9 @@ type project struct {
 	memUsed uint64                    // guest memory its instances hold (guarded by memBudget.mu)
 }
 
-// New creates a Host. Close it to release runtimes and the cache.
-func New(ctx context.Context, opts Options) (*Host, error) {
+// New creates a Host; it starts nothing (modules compile as they are registered). Close it to
+// release runtimes and the cache.
+func New(opts Options) (*Host, error) {
 	opts = opts.withDefaults()
 	h := &Host{opts: opts, log: opts.Log, projects: map[string]*project{},
 		sched: newScheduler(opts), mem: &memBudget{total: uint64(opts.MemoryBudgetMB) << 20}}
@@ -89,7 +90,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if opts.Egress != nil {
 		h.client = opts.Egress.Client()
 	}
-	h.bgCtx, h.bgStop = context.WithCancel(context.WithoutCancel(ctx))
+	h.bgCtx, h.bgStop = context.WithCancel(context.Background())
 	return h, nil
 }
 

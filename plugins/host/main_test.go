@@ -68,7 +68,7 @@ func newHost(t testing.TB, mutate func(*Options)) *Host {
 	if mutate != nil {
 		mutate(&o)
 	}
-	h, err := New(context.Background(), o)
+	h, err := New(o)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/strictjson"
 )
 
 // mountTemplates registers the dashboard's template routes (decisions.md 8.2) under
@@ -47,7 +48,7 @@ func strictBody(c *fiber.Ctx, v any) error {
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return invalid(strings.Trim(name, `"`), "is not a field of this request")
 		}
-		return httpx.DecodeError(err)
+		return strictjson.DecodeError(err)
 	}
 	return nil
 }

@@ -77,13 +77,18 @@ type Sweeper struct {
 	done     chan struct{}
 }
 
-// NewSweeper returns the sweeper of s running every interval (a minute when <= 0); it starts
-// nothing (Start runs it).
-func (s *Service) NewSweeper(interval time.Duration) *Sweeper {
-	if interval <= 0 {
-		interval = time.Minute
+// SweeperOptions configures NewSweeper, as WorkerOptions configure the other products' workers.
+type SweeperOptions struct {
+	// Interval is the time between two sweeps (a minute when <= 0).
+	Interval time.Duration
+}
+
+// NewSweeper returns the sweeper of s; it starts nothing (Start runs it).
+func (s *Service) NewSweeper(o SweeperOptions) *Sweeper {
+	if o.Interval <= 0 {
+		o.Interval = time.Minute
 	}
-	return &Sweeper{svc: s, interval: interval}
+	return &Sweeper{svc: s, interval: o.Interval}
 }
 
 // Start launches the sweeping loop; it returns at once.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/products/files"
 )
 
 // TestSweeperComponent starts the background sweeper on the injected clock and waits (polling,
@@ -13,7 +15,7 @@ func TestSweeperComponent(t *testing.T) {
 	e := start(t, nil)
 	slot := e.presign(t, secret, "x.png", "image/png", 10)
 	e.clock.Add(901 * time.Second)
-	w := e.svc.NewSweeper(5 * time.Millisecond)
+	w := e.svc.NewSweeper(files.SweeperOptions{Interval: 5 * time.Millisecond})
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

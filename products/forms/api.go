@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/strictjson"
 )
 
 // Payload limits of decisions.md section 5.
@@ -203,7 +204,7 @@ func decodeURLEncoded(c *fiber.Ctx, raw []byte) (map[string]any, error) {
 // decodeJSON reads the canonical {"data":{...}} or the flat {...} body. A token may sit beside
 // "data" or inside it.
 func decodeJSON(body []byte) (map[string]any, error) {
-	if err := httpx.StrictJSON(body, CodeInvalidJSON); err != nil {
+	if err := strictjson.Validate(body, CodeInvalidJSON); err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
@@ -78,7 +79,7 @@ func (p *API) scope(c *fiber.Ctx) (target, error) {
 		if !k.SeesProject(info.Org, t.project) {
 			return t, ErrProjectNotFound
 		}
-		t.secret = k.Kind == auth.Secret
+		t.secret = k.Kind == apikey.Secret
 	} else {
 		t.secret = true // admin routes
 	}

@@ -21,8 +21,11 @@ import (
 // committed anywhere before the version read is seen (a cached read of another version is
 // never used). The version keys follow the counters' stripes (counters.go): a process writes
 // one stripe only, so nodes writing one collection do not write the same key. A store no
-// other node writes (badger) has no read cache, and its record writes skip the version
-// (Service.txWriter).
+// other node writes (badger) skips the version in its record writes (Service.txWriter): its
+// read cache keeps only the walks of index and compound entries (no record, whose decoding
+// the hot cache keeps, and no counter) and is versioned by the Service's write generation
+// (Service.gen, moved after every commit of records or their entries), which its writers
+// move themselves (store.DB.ViewAt): a list whose walks all hit creates no store iterator.
 //
 //	records/w/<project>/<collection>/<stripe> -> 8 random bytes: the stripe's version
 
@@ -62,7 +65,11 @@ func (s *Service) readCache(sch *Schema) *store.ReadCache {
 	if ok {
 		c.rc.Drop() // of an earlier schema (an evicted cache is dropped by the LRU: NewService)
 	}
-	rc := store.NewReadCache(versionPrefix(sch.Project, sch.Name), collCovers(sch.Project, sch.Name), s.budget)
+	covers := collCovers(sch.Project, sch.Name)
+	if !s.shared {
+		covers = entryCovers(sch.Project, sch.Name)
+	}
+	rc := store.NewReadCache(versionPrefix(sch.Project, sch.Name), covers, s.budget)
 	s.caches.Add(k, &collCache{sch: sch, rc: rc})
 	return rc
 }
@@ -93,14 +100,21 @@ func collCovers(project, coll string) func(key []byte) bool {
 	}
 }
 
-// viewColl is view for the reads of one collection's records (sch's): on a shared store
-// through the collection's read cache.
+// entryCovers accepts the keys of a collection's index and compound entries (the read cache
+// of an unshared store).
+func entryCovers(project, coll string) func(key []byte) bool {
+	idx, comp := idxCollPrefix(project, coll), compoundCollPrefix(project, coll)
+	return func(key []byte) bool { return bytes.HasPrefix(key, idx) || bytes.HasPrefix(key, comp) }
+}
+
+// viewColl is view for the reads of one collection's records (sch's), through the
+// collection's read cache: on a shared store at the collection's version, on an unshared one
+// at the write generation.
 func (s *Service) viewColl(ctx context.Context, sch *Schema, fn func(rd *recReader) error) error {
-	if !s.shared {
-		return s.view(ctx, fn)
-	}
 	gen := s.gen.Load()
-	return s.db.ViewCached(ctx, s.readCache(sch), func(txn *store.Txn) error {
-		return fn(&recReader{s: s, txn: txn, gen: gen})
-	})
+	view := func(txn *store.Txn) error { return fn(&recReader{s: s, txn: txn, gen: gen}) }
+	if !s.shared {
+		return s.db.ViewAt(ctx, s.readCache(sch), gen, view)
+	}
+	return s.db.ViewCached(ctx, s.readCache(sch), view)
 }

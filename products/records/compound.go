@@ -93,10 +93,14 @@ func compoundKeys(s *Schema, r *record) []compoundEntry {
 // encodeProjection is the value of a record's compound entries under lead: the index
 // encodings of its groupable fields except lead (whose value, like the order field's, is in
 // the key), in the stored record's format: count, then per field its name, count and values.
+// A field without a value (null, or an empty array) is left out: to every filter and groupBy
+// a missing field and one whose only value is null are alike (Filter.match, aggregate), and
+// a record is written once per order field, so the bytes add up. Entries written before
+// carry such fields; both are read alike.
 func encodeProjection(r *record, lead string) []byte {
 	n, size := 0, 1
 	for _, x := range r.idx {
-		if x.group && x.name != lead {
+		if projected(x, lead) {
 			n++
 			size += len(x.name) + 2
 			for _, e := range x.encs {
@@ -107,7 +111,7 @@ func encodeProjection(r *record, lead string) []byte {
 	b := make([]byte, 0, size)
 	b = binary.AppendUvarint(b, uint64(n))
 	for _, x := range r.idx {
-		if x.group && x.name != lead {
+		if projected(x, lead) {
 			b = putBytes(b, []byte(x.name))
 			b = binary.AppendUvarint(b, uint64(len(x.encs)))
 			for _, e := range x.encs {
@@ -116,6 +120,12 @@ func encodeProjection(r *record, lead string) []byte {
 		}
 	}
 	return b
+}
+
+// projected reports whether x is in a projection under lead: a groupable field other than
+// lead with a value.
+func projected(x idxVal, lead string) bool {
+	return x.group && x.name != lead && len(x.encs) > 0 && !(len(x.encs) == 1 && x.encs[0][0] == fields.TagNull)
 }
 
 // decodeProjection appends the fields of a projection to idx; the values alias b.
@@ -171,6 +181,7 @@ func (s *Service) buildCompound(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		s.gen.Add(1) // what the read cache kept of compound entries predates the build
 	}
 	s.compoundReady.Store(true)
 	s.projReady.Store(true)
@@ -243,7 +254,7 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 		// The entries to check are queued (pr, with their sort values one after the other in
 		// encs, each ending at encEnd[i]) and their records read a page at a time (getAll);
 		// take checks them in walk order.
-		pr := &pageReads{rd: rd, project: p.sch.Project, coll: p.sch.Name}
+		pr := newPageReads(rd, p.sch.Project, p.sch.Name)
 		var encs []byte
 		var encEnd []int
 		take := func() error {
@@ -285,7 +296,7 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 			}
 			encs = append(encs, enc...)
 			encEnd = append(encEnd, len(encs))
-			if !pr.add(string(id), want-got) {
+			if !pr.addBytes(id, want-got) {
 				return ctx.Err() == nil, ctx.Err()
 			}
 			if err := take(); err != nil {

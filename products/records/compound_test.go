@@ -3,7 +3,9 @@ package records
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"reflect"
+	"strconv"
 	"sort"
 	"strings"
 	"testing"
@@ -205,7 +207,8 @@ func TestCompoundMaintenance(t *testing.T) {
 		t.Errorf("projection after replace = %q, want %q", got, want)
 	}
 	put("r1", true, map[string]any{"s": "b", "b": true, "n": 5})
-	if got, want := projOf("r1", "b", "n"), "r1 b/n: s=b tags="; got != want {
+	// A field without a value is left out of the projection.
+	if got, want := projOf("r1", "b", "n"), "r1 b/n: s=b"; got != want {
 		t.Errorf("projection after replace dropping tags = %q, want %q", got, want)
 	}
 	put("r1", true, map[string]any{"b": false, "n": 5})
@@ -233,7 +236,7 @@ func TestCompoundMaintenance(t *testing.T) {
 	}
 	r3 := []string{"s=a createdAt=t r3", "s=a n=2 r3"}
 	check("import", append(r3, r2...)...)
-	if got, want := projOf("r3", "s", "n"), "r3 s/n: b=null tags="; got != want {
+	if got, want := projOf("r3", "s", "n"), "r3 s/n:"; got != want {
 		t.Errorf("projection after import = %q, want %q", got, want)
 	}
 
@@ -293,6 +296,147 @@ func TestCompoundMaintenance(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("schema change back", append(r3, r2...)...)
+}
+
+// legacyProjection is encodeProjection as versions before this one wrote it: every groupable
+// field but the lead, those without a value (null, empty) too.
+func legacyProjection(r *record, lead string) []byte {
+	var b []byte
+	n := 0
+	for _, x := range r.idx {
+		if x.group && x.name != lead {
+			n++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	for _, x := range r.idx {
+		if x.group && x.name != lead {
+			b = putBytes(b, []byte(x.name))
+			b = binary.AppendUvarint(b, uint64(len(x.encs)))
+			for _, e := range x.encs {
+				b = putBytes(b, e)
+			}
+		}
+	}
+	return b
+}
+
+// Compound entries written by earlier versions carry the fields without a value in their
+// projections; aggregates answered from the compound walk are the same over those entries as
+// over the ones written now, which leave them out.
+func TestCompoundLegacyProjections(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := storetest.Open(t, store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc, _ := newCompoundService(t, db, compoundTenants)
+	var nd strings.Builder
+	for i := 0; i < 60; i++ {
+		line := `{"id":"r` + strconv.Itoa(i) + `","data":{"s":"` + []string{"a", "b"}[i%2] + `","n":` + strconv.Itoa(i%7)
+		switch i % 3 {
+		case 0: // b and tags without a value
+		case 1:
+			line += `,"b":true,"tags":["x"]`
+		case 2:
+			line += `,"b":false,"tags":["x","y"]`
+		}
+		nd.WriteString(line + "}}\n")
+	}
+	if _, err := svc.Import(ctx, "p", "c", strings.NewReader(nd.String())); err != nil {
+		t.Fatal(err)
+	}
+	queries := []AggregateQuery{
+		{Filters: []string{"s:eq:a"}},
+		{Filters: []string{"s:eq:a"}, GroupBy: "b"},
+		{Filters: []string{"s:in:a,b"}, GroupBy: "tags"},
+		{Filters: []string{"s:eq:a", "b:exists:false"}},
+		{Filters: []string{"s:eq:a", "b:exists:true"}, GroupBy: "tags"},
+		{Filters: []string{"s:eq:b", "tags:exists:false"}},
+		{Filters: []string{"s:eq:b", "tags:ne:x"}, GroupBy: "b"},
+		{Filters: []string{"s:eq:b", "tags:nin:y"}},
+		{Filters: []string{"s:eq:a", "b:ne:true", "n:gte:2"}, GroupBy: "tags"},
+		{Filters: []string{"s:eq:b"}, Distinct: "tags"},
+	}
+	sch, err := svc.Schema(ctx, "p", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := func() []string {
+		var out []string
+		for _, q := range queries {
+			q.Project, q.Collection = "p", "c"
+			b, err := svc.Aggregate(ctx, q)
+			if err != nil {
+				t.Fatalf("Aggregate(%+v): %v", q, err)
+			}
+			out = append(out, string(b))
+		}
+		return out
+	}
+	// Every query is answered by the compound walk, which reads the projections.
+	for _, q := range queries {
+		c, err := compile(sch, false, q.Filters, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		group := sch.field(q.GroupBy + q.Distinct)
+		err = svc.view(ctx, func(rd *recReader) error {
+			st, err := svc.readStats(rd, c, false)
+			if p := planVisit(c, st, group); err == nil && p.access != walkCompound {
+				t.Errorf("planVisit(%v) = %s, want a compound walk", q.Filters, p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := answers()
+	// Rewrite every entry's value as earlier versions wrote it.
+	rewritten := 0
+	err = db.Update(ctx, func(txn *store.Txn) error {
+		prefix := compoundCollPrefix("p", "c")
+		return txn.Iterate(store.IterOptions{Prefix: prefix, KeysOnly: true}, func(k, _ []byte) (bool, error) {
+			lead := string(bytes.SplitN(k[len(prefix):], []byte{store.Sep}, 2)[0])
+			r, err := getRecord(txn, "p", "c", idOfEntry(t, k, prefix))
+			if err != nil || r == nil {
+				return false, err
+			}
+			old := legacyProjection(r, lead)
+			if !bytes.Equal(old, encodeProjection(r, lead)) {
+				rewritten++
+			}
+			return true, txn.Set(bytes.Clone(k), old)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rewritten == 0 {
+		t.Fatal("no entry differs in the legacy format: the test checks nothing")
+	}
+	if legacy := answers(); !reflect.DeepEqual(legacy, now) {
+		t.Errorf("aggregates over legacy projections\n got %q\nwant %q", legacy, now)
+	}
+}
+
+// idOfEntry returns the record id of a compound entry key below the collection prefix.
+func idOfEntry(t *testing.T, k, prefix []byte) string {
+	t.Helper()
+	parts := bytes.SplitN(k[len(prefix):], []byte{store.Sep}, 3)
+	encs := parts[2]
+	n, err := fields.Len(encs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, id, err := fields.Split(encs[:n], encs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 func TestCompoundPlan(t *testing.T) {

@@ -1,8 +1,11 @@
 package records
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -57,4 +60,64 @@ func StoredForTest(s *Service, project, coll string) (recs, idx, tasks int, err 
 		return err
 	})
 	return recs, idx, tasks, err
+}
+
+// HoldTitleDurabilityForTest holds back the title index's durability notices to the journal
+// drain, as if the index had not written its batches yet, until release runs them.
+func HoldTitleDurabilityForTest(s *Service) (release func()) {
+	var mu sync.Mutex
+	var held []func()
+	hold := func(f func()) {
+		mu.Lock()
+		held = append(held, f)
+		mu.Unlock()
+	}
+	s.holdDurable.Store(&hold)
+	return func() {
+		s.holdDurable.Store(nil)
+		mu.Lock()
+		fs := held
+		held = nil
+		mu.Unlock()
+		for _, f := range fs {
+			f()
+		}
+	}
+}
+
+// JournalForTest returns the title journal's entries in key order.
+func JournalForTest(s *Service) (keys, vals [][]byte, err error) {
+	err = s.db.View(context.Background(), func(txn *store.Txn) error {
+		return txn.Iterate(store.IterOptions{Prefix: journalPrefix()}, func(k, v []byte) (bool, error) {
+			keys, vals = append(keys, bytes.Clone(k)), append(vals, bytes.Clone(v))
+			return true, nil
+		})
+	})
+	return keys, vals, err
+}
+
+// LegacyJournalForTest rewrites every title journal entry in the format of the versions before
+// entries carried their record's version: the record's path, then, when the write replaced a
+// version, a 0 byte and that version's createdAt.
+func LegacyJournalForTest(s *Service) error {
+	keys, vals, err := JournalForTest(s)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(context.Background(), func(txn *store.Txn) error {
+		for i, k := range keys {
+			e := parseJournalEntry(vals[i])
+			if !e.carried {
+				continue
+			}
+			v := []byte(e.project + "/" + e.coll + "/" + e.id)
+			if e.hasPrev {
+				v = strconv.AppendFloat(append(v, 0), e.prevMs, 'f', -1, 64)
+			}
+			if err := txn.Set(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

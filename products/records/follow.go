@@ -116,7 +116,8 @@ func (s *Service) follow(ctx context.Context) error {
 					return n < followChunk, nil
 				}
 				keys = append(keys, string(k))
-				return n < followChunk, indexEntry(txn, b, v)
+				// Other nodes' entries arrive out of order: index the record as the store holds it.
+				return n < followChunk, indexEntry(txn, b, parseJournalEntry(v), true)
 			})
 		})
 		if err != nil {

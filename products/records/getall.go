@@ -15,16 +15,24 @@ func (rd *recReader) peekAll(project, coll string, ids []string) ([]*record, err
 
 // readAll is getAll (keep) or peekAll.
 func (rd *recReader) readAll(project, coll string, ids []string, keep bool) ([]*record, error) {
-	out := make([]*record, len(ids))
+	b := recPrefix(project, coll)
+	n := len(b)
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		b = append(b[:n], id...)
+		keys[i] = string(b)
+	}
+	return rd.readKeys(keys, n, keep)
+}
+
+// readKeys is readAll of the records stored at keys, each the collection's record prefix (n
+// bytes long) and an id: one allocation per record where building each key from its parts
+// takes three.
+func (rd *recReader) readKeys(keys []string, n int, keep bool) ([]*record, error) {
+	out := make([]*record, len(keys))
 	if !rd.s.shared {
-		for i, id := range ids {
-			var r *record
-			var err error
-			if keep {
-				r, err = rd.get(project, coll, id)
-			} else {
-				r, err = rd.peek(project, coll, id)
-			}
+		for i, k := range keys {
+			r, err := rd.getKey(k, k[n:], keep)
 			if err != nil {
 				return nil, err
 			}
@@ -32,11 +40,11 @@ func (rd *recReader) readAll(project, coll string, ids []string, keep bool) ([]*
 		}
 		return out, nil
 	}
-	keys := make([][]byte, len(ids))
-	for i, id := range ids {
-		keys[i] = recKey(project, coll, id)
+	bkeys := make([][]byte, len(keys))
+	for i, k := range keys {
+		bkeys[i] = []byte(k)
 	}
-	raws, err := rd.txn.GetMany(keys)
+	raws, err := rd.txn.GetMany(bkeys)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +52,7 @@ func (rd *recReader) readAll(project, coll string, ids []string, keep bool) ([]*
 		if raw == nil {
 			continue
 		}
-		r, err := rd.sharedRecord(string(keys[i]), ids[i], raw, keep)
+		r, err := rd.sharedRecord(keys[i], keys[i][n:], raw, keep)
 		if err != nil {
 			return nil, err
 		}
@@ -59,25 +67,43 @@ const getBatch = 256
 
 // pageReads buffers the ids of a walk that stops after want matches, and reads them with
 // getAll when as many are pending as matches are missing: the walk reads the records one get
-// per id would, in fewer round trips on a shared store.
+// per id would, in fewer round trips on a shared store. It queues record keys (the
+// collection's record prefix, then the id), built once per id.
 type pageReads struct {
-	rd            *recReader
-	project, coll string
-	ids           []string
+	rd   *recReader
+	key  []byte // the record prefix, then the id added last
+	n    int    // the record prefix's length
+	keys []string
+}
+
+func newPageReads(rd *recReader, project, coll string) *pageReads {
+	k := recPrefix(project, coll)
+	return &pageReads{rd: rd, key: k, n: len(k)}
 }
 
 // add queues id; full reports that need ids are pending, so flush should run.
 func (pr *pageReads) add(id string, need int) (full bool) {
-	pr.ids = append(pr.ids, id)
-	return len(pr.ids) >= max(1, min(need, getBatch))
+	pr.key = append(pr.key[:pr.n], id...)
+	return pr.queue(need)
+}
+
+// addBytes is add of an id the caller may reuse.
+func (pr *pageReads) addBytes(id []byte, need int) (full bool) {
+	pr.key = append(pr.key[:pr.n], id...)
+	return pr.queue(need)
+}
+
+func (pr *pageReads) queue(need int) bool {
+	pr.keys = append(pr.keys, string(pr.key))
+	return len(pr.keys) >= max(1, min(need, getBatch))
 }
 
 // flush reads the pending records, in the order they were added, and empties the queue.
 func (pr *pageReads) flush() ([]*record, error) {
-	if len(pr.ids) == 0 {
+	if len(pr.keys) == 0 {
 		return nil, nil
 	}
-	recs, err := pr.rd.getAll(pr.project, pr.coll, pr.ids)
-	pr.ids = pr.ids[:0]
+	recs, err := pr.rd.readKeys(pr.keys, pr.n, true)
+	pr.keys = pr.keys[:0]
 	return recs, err
 }

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/strictjson"
 )
 
 // MaxImportLine is the longest NDJSON line an import accepts.
@@ -113,12 +113,12 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 		// Each line is read as strictly as a JSON body (no duplicate keys, valid UTF-8), and a
 		// problem is named without encoding/json's Go type names.
 		var in WriteRecord
-		if err := httpx.CheckJSON(b); err != nil {
+		if err := strictjson.Check(b); err != nil {
 			fail(line, "not valid JSON: "+err.Error())
 			continue
 		}
 		if err := json.Unmarshal(b, &in); err != nil {
-			p := httpx.DecodeError(err).Details[0]
+			p := strictjson.DecodeError(err).Details[0]
 			fail(line, p.Field+": "+p.Problem)
 			continue
 		}

@@ -106,10 +106,12 @@ func (s *Service) kickTitles() {
 }
 
 // titleWorker follows the title journal into the index: woken by each write, and every second
-// in case a drain failed (an entry leaves the journal only once the index holds it). Drains are
-// at least titleEvery apart, so a burst of writes makes one index batch, not one each. On a
-// shared store it also polls every followPoll for the other nodes' writes, and prunes the
-// journal now and then (follow.go).
+// in case a drain failed (an entry leaves the journal only once the index holds it). A drain
+// that indexed entries is followed by a pause (titleGap), so that under load the writes of the
+// pause make one index batch, not one each (bleve's cost per batch, a segment to build and
+// later merge, is then spread over more entries); after a drain that found nothing new the
+// next write is drained at once. On a shared store it also polls every followPoll for the
+// other nodes' writes, and prunes the journal now and then (follow.go).
 func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	every := time.Second
@@ -128,7 +130,9 @@ func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 			ticks++
 			full = ticks%60 == 0
 		}
-		if err := s.drainJournal(context.Background(), full); err != nil {
+		began := time.Now()
+		n, err := s.drainJournal(context.Background(), full)
+		if err != nil {
 			s.log.Error("records: update title index; retrying", "err", err)
 		}
 		if full && s.shared {
@@ -136,16 +140,28 @@ func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 				s.log.Warn("records: pruning the title journal failed; retrying later", "err", err)
 			}
 		}
+		if n == 0 && err == nil {
+			continue
+		}
 		select {
 		case <-stop:
 			return
-		case <-time.After(titleEvery):
+		case <-time.After(titleGap(time.Since(began))):
 		}
 	}
 }
 
-// titleEvery is the least time between two drains of the title journal by the worker.
-const titleEvery = 400 * time.Millisecond
+// titleLag bounds the time from a write's commit to the end of the drain that indexes it, in
+// the steady state: the write waits for the end of the drain under way (took), the pause, and
+// the next drain (about as long), so titleGap pauses titleLag less twice the last drain. What
+// q promises (a record is found within 1 s) leaves room for a drain longer than the last.
+const titleLag = 700 * time.Millisecond
+
+// titleMinGap is the least pause after a drain that indexed entries.
+const titleMinGap = 100 * time.Millisecond
+
+// titleGap is the pause after a drain that indexed entries and took took.
+func titleGap(took time.Duration) time.Duration { return max(titleLag-2*took, titleMinGap) }
 
 // catchUp is Start's work before the worker runs.
 func (s *Service) catchUp(ctx context.Context) error {
@@ -237,35 +253,49 @@ func (s *Service) drainTitles(ctx context.Context) {
 	}
 }
 
-func (s *Service) drainTitlesErr(ctx context.Context) error { return s.drainJournal(ctx, true) }
+func (s *Service) drainTitlesErr(ctx context.Context) error {
+	_, err := s.drainJournal(ctx, true)
+	return err
+}
 
 // drainJournal moves journal entries into the title index, in chunks. The index makes each
 // chunk searchable at once and durable a little later; an entry is deleted (through the
 // store's committer, sharing the writers' commits) only once the index says it holds the
 // entry's chunk durably (trimJournal, at the next drain), so a crash loses none: the next
-// start indexes again what the journal still holds (indexing an entry twice is harmless, it
-// indexes the record as the store holds it). Until then the entry is remembered as indexed
-// and skipped. A full drain reads the journal from its start; otherwise it starts after the
-// last entry the previous drain saw, which skips the deleted entries badger keeps until
+// start indexes again what the journal still holds. Until then the entry is remembered as
+// indexed and skipped. A full drain reads the journal from its start; otherwise it starts after
+// the last entry the previous drain saw, which skips the deleted entries badger keeps until
 // compaction (journal ids grow in commit order: the committer runs writes one after another;
 // full drains, at start and every minute, catch an entry a wall clock stepping back would
 // have put behind the resume point; they walk the deleted entries badger has not compacted
 // away yet).
-func (s *Service) drainJournal(ctx context.Context, full bool) error {
+//
+// An entry carries the version its write stored (journalEntry), and the drain indexes that,
+// reading no record, wherever journal order is the order of the writes: entries are applied in
+// key order, so the last write of a record wins. Where that order may not hold it indexes the
+// record as the store holds it, as it does for entries of the earlier format: at the first
+// drain of the process (what a crash left in the journal), for an entry behind the resume
+// point (committed late, after a clock step back), and for a record's second entry in one
+// drain (the two may be out of order, for the same reason).
+func (s *Service) drainJournal(ctx context.Context, full bool) (indexed int, err error) {
 	if s.shared {
-		return s.follow(ctx) // other nodes read the journal too: see follow.go
+		// Other nodes read the journal too (follow.go); the node polls it at a steady pace.
+		return 1, s.follow(ctx)
 	}
 	s.titleMu.Lock()
 	defer s.titleMu.Unlock()
 	if err := s.trimJournal(ctx); err != nil {
-		return err
+		return 0, err
 	}
-	if full || s.journalNext == nil {
+	first, resume := s.journalNext == nil, s.journalNext
+	if full || first {
 		s.journalNext = journalPrefix()
 	}
 	if s.indexed == nil {
 		s.indexed = map[string]struct{}{}
 	}
+	// paths holds the records of the entries this drain indexed.
+	paths := map[string]struct{}{}
 	for chunks := 1; ; chunks++ {
 		var keys [][]byte
 		var last []byte
@@ -280,40 +310,58 @@ func (s *Service) drainJournal(ctx context.Context, full bool) error {
 					return n < journalChunk, nil
 				}
 				keys = append(keys, bytes.Clone(k))
-				return n < journalChunk, indexEntry(txn, b, v)
+				e := parseJournalEntry(v)
+				path := e.project + "/" + e.coll + "/" + e.id
+				_, again := paths[path]
+				paths[path] = struct{}{}
+				read := first || again || bytes.Compare(k, resume) < 0
+				return n < journalChunk, indexEntry(txn, b, e, read)
 			})
 		})
 		if err != nil {
-			return err
+			return indexed, err
 		}
 		if n == 0 {
-			return nil
+			return indexed, nil
 		}
 		next := append(bytes.Clone(last), 0)
 		if len(keys) > 0 {
 			b.OnDurable(func() {
-				s.durMu.Lock()
-				s.durable = append(s.durable, keys...)
-				s.durMu.Unlock()
-				s.kickTitles()
+				s.onDurable(func() {
+					s.durMu.Lock()
+					s.durable = append(s.durable, keys...)
+					s.durMu.Unlock()
+					s.kickTitles()
+				})
 			})
 			if err := b.Commit(); err != nil {
-				return err
+				return indexed, err
 			}
+			indexed += len(keys)
 			for _, k := range keys {
 				s.indexed[string(k)] = struct{}{}
 			}
 		}
 		s.journalNext = next
 		if n < journalChunk {
-			return nil
+			return indexed, nil
 		}
 		if chunks%titleBacklog == 0 {
 			if err := s.titles.Sync(ctx); err != nil {
-				return err
+				return indexed, err
 			}
 		}
 	}
+}
+
+// onDurable runs f, the drain's response to the index holding a batch durably, or hands it to
+// a test that holds those notices back.
+func (s *Service) onDurable(f func()) {
+	if h := s.holdDurable.Load(); h != nil {
+		(*h)(f)
+		return
+	}
+	f()
 }
 
 // journalChunk bounds the journal entries one drain reads into one index batch.
@@ -369,27 +417,29 @@ func (s *Service) syncTitles(ctx context.Context) error {
 	return s.trimJournal(ctx)
 }
 
-// indexEntry queues in b what a title journal entry asks: the record's document as the store
-// holds the record now (none when it is gone or unpublished), and the deletion of the document
-// an earlier version was indexed with when its createdAt differs (journalEntry).
-func indexEntry(txn *store.Txn, b *title.Batch, v []byte) error {
-	project, coll, id, prevMs, hasPrev := parseJournalEntry(v)
-	r, err := getRecord(txn, project, coll, id)
-	if err != nil {
-		return err
+// indexEntry queues in b what a title journal entry asks: the record's document as the entry
+// carries it, or, with read or for an entry of the earlier format, as the store holds the
+// record now (none when it is gone or unpublished), and the deletion of the document an earlier
+// version was indexed with when its createdAt differs (journalEntry).
+func indexEntry(txn *store.Txn, b *title.Batch, e journalRec, read bool) error {
+	published, ms, t := e.indexed, e.createdMs, e.title
+	if read || !e.carried {
+		r, err := getRecord(txn, e.project, e.coll, e.id)
+		if err != nil {
+			return err
+		}
+		published, ms, t = r != nil && r.published, 0, ""
+		if published {
+			ms, t = createdMsOf(r), titleOf(r)
+		}
 	}
-	published := r != nil && r.published
-	var ms float64
-	if published {
-		ms = createdMsOf(r)
-	}
-	if hasPrev && (!published || ms != prevMs) {
-		b.Delete(project, coll, id, prevMs)
+	if e.hasPrev && (!published || ms != e.prevMs) {
+		b.Delete(e.project, e.coll, e.id, e.prevMs)
 	}
 	if !published {
 		return nil
 	}
-	return b.Put(project, coll, id, titleOf(r), ms)
+	return b.Put(e.project, e.coll, e.id, t, ms)
 }
 
 // deletePrefix removes every key below prefix, in batches.
@@ -512,7 +562,7 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 						return err
 					}
 				}
-				if err := w.journal(project, coll, it.id, old); err != nil {
+				if err := w.journal(project, coll, it.id, old, rec); err != nil {
 					return err
 				}
 			}

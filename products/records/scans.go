@@ -312,7 +312,7 @@ func (s *Service) scanSorted(ctx context.Context, rd *recReader, p *plan, want i
 	var out []*record
 	// Records read by id (member walks, index walks) are queued in pr and read a page at a
 	// time; take adds the matching ones to out.
-	pr := &pageReads{rd: rd, project: p.sch.Project, coll: p.sch.Name}
+	pr := newPageReads(rd, p.sch.Project, p.sch.Name)
 	take := func() error {
 		recs, err := pr.flush()
 		for _, r := range recs {

@@ -92,6 +92,9 @@ type Service struct {
 	// next drain deletes them (trimJournal).
 	durMu   sync.Mutex
 	durable [][]byte
+	// holdDurable, when set (tests), receives the index's durability notices instead of
+	// running them (onDurable).
+	holdDurable atomic.Pointer[func(func())]
 	// titleKick wakes the title worker after a write journaled titles; titleStop and
 	// titleDone stop it (Start starts it, Stop and Close stop it).
 	titleKick chan struct{}
@@ -249,29 +252,38 @@ func (s *Service) view(ctx context.Context, fn func(rd *recReader) error) error 
 // get returns a stored record (nil when missing), from the cache when it holds it. A record
 // read from the store is cached only when no write committed since the transaction began.
 func (rd *recReader) get(project, coll, id string) (*record, error) {
-	k := string(recKey(project, coll, id))
-	if rd.s.shared {
-		return rd.getShared(k, id, true)
-	}
-	if r, ok := rd.s.hot.Get(k); ok {
-		return r, nil
-	}
-	r, err := getRecord(rd.txn, project, coll, id)
-	if err == nil && r != nil && rd.s.gen.Load() == rd.gen {
-		rd.s.hot.Add(k, r)
-	}
-	return r, err
+	return rd.getKey(string(recKey(project, coll, id)), id, true)
 }
 
 // peek is get without caching what it reads (aggregates read many records once).
 func (rd *recReader) peek(project, coll, id string) (*record, error) {
+	return rd.getKey(string(recKey(project, coll, id)), id, false)
+}
+
+// getKey is get (keep) or peek of the record of id stored at k.
+func (rd *recReader) getKey(k, id string, keep bool) (*record, error) {
 	if rd.s.shared {
-		return rd.getShared(string(recKey(project, coll, id)), id, false)
+		return rd.getShared(k, id, keep)
 	}
-	if r, ok := rd.s.hot.Peek(string(recKey(project, coll, id))); ok {
+	if keep {
+		if r, ok := rd.s.hot.Get(k); ok {
+			return r, nil
+		}
+	} else if r, ok := rd.s.hot.Peek(k); ok {
 		return r, nil
 	}
-	return getRecord(rd.txn, project, coll, id)
+	raw, err := rd.txn.Get([]byte(k))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, err := decodeRecord(id, raw)
+	if keep && err == nil && r != nil && rd.s.gen.Load() == rd.gen {
+		rd.s.hot.Add(k, r)
+	}
+	return r, err
 }
 
 // getShared is get (keep: cache what it decodes) or peek on a shared store, where other

@@ -31,7 +31,7 @@ import (
 //	                                                   compound index entry (compound.go)
 //	records/v/compound                              -> set once compound entries are complete
 //	records/v/aggproj                               -> set once they carry their projections
-//	records/tj/<time-ordered id>                    -> "<project>/<collection>/<id>": title journal
+//	records/tj/<time-ordered id>                    -> title journal entry (journalEntry)
 const root = "records"
 
 func recKey(project, coll, id string) []byte { return store.Key(root, "r", project, coll, id) }
@@ -54,37 +54,84 @@ func groupCollPrefix(project, coll string) []byte { return store.Prefix(root, "g
 
 func journalPrefix() []byte { return store.Prefix(root, "tj") }
 
-// A title journal entry names the record a write changed, "<project>/<collection>/<id>",
-// followed, when a version of the record was stored before the write, by a 0 byte and that
-// version's createdAt (epoch milliseconds): the title index names a record's document by its
-// createdAt, so the drain deletes the earlier document by name when the createdAt changed,
-// without searching for it. Entries written before the createdAt was added have none; the
-// title index those versions wrote is of an older format and rebuilt from the store at start.
+// A title journal entry names the record a write changed and, since journalCarries, carries
+// what the title index needs of the version written, so that the drain does not read the
+// record:
+//
+//	0x01 <project>/<collection>/<id> 0 <prev createdAt> 0 <createdAt> 0 <title>
+//
+// <prev createdAt> (epoch milliseconds) is that of the version stored before the write, empty
+// when none: the title index names a record's document by its createdAt, so the drain deletes
+// the earlier document by name when the createdAt changed, without searching for it.
+// <createdAt> is empty when the version written has no document (deleted or unpublished), and
+// <title> runs to the end. Entries of earlier versions name the record only, followed, when a
+// version was stored before, by a 0 byte and its createdAt; the drain reads their record.
+const journalCarries = 0x01
 
 // journalEntry encodes a title journal entry; prev is the record stored before the write (nil
-// when none).
-func journalEntry(project, coll, id string, prev *record) []byte {
-	b := make([]byte, 0, len(project)+len(coll)+len(id)+24)
-	b = append(append(append(append(append(b, project...), '/'), coll...), '/'), id...)
-	if prev != nil {
-		b = strconv.AppendFloat(append(b, 0), createdMsOf(prev), 'f', -1, 64)
+// when none), cur the record written (nil when deleted).
+func journalEntry(project, coll, id string, prev, cur *record) []byte {
+	var title string
+	if cur != nil && cur.published {
+		title = titleOf(cur)
 	}
-	return b
+	b := make([]byte, 0, len(project)+len(coll)+len(id)+len(title)+40)
+	b = append(b, journalCarries)
+	b = append(append(append(append(append(b, project...), '/'), coll...), '/'), id...)
+	b = append(b, 0)
+	if prev != nil {
+		b = strconv.AppendFloat(b, createdMsOf(prev), 'f', -1, 64)
+	}
+	b = append(b, 0)
+	if cur != nil && cur.published {
+		b = strconv.AppendFloat(b, createdMsOf(cur), 'f', -1, 64)
+	}
+	return append(append(b, 0), title...)
 }
 
-// parseJournalEntry decodes a title journal entry; hasPrev tells whether it carries the
-// createdAt of an earlier version.
-func parseJournalEntry(v []byte) (project, coll, id string, prevMs float64, hasPrev bool) {
-	path, prev, hasPrev := strings.Cut(string(v), "\x00")
-	project, coll, id = cutPath(path)
-	if hasPrev {
-		ms, err := strconv.ParseFloat(prev, 64)
-		if err != nil {
-			return project, coll, id, 0, false
-		}
-		prevMs = ms
+// journalRec is a decoded title journal entry.
+type journalRec struct {
+	project, coll, id string
+	// prevMs is the createdAt of the version stored before the write, when hasPrev.
+	prevMs  float64
+	hasPrev bool
+	// carried says the entry carries the version written (journalCarries): when indexed, a
+	// document of title at createdMs; else none. Without it, the drain reads the record.
+	carried, indexed bool
+	createdMs        float64
+	title            string
+}
+
+// parseJournalEntry decodes a title journal entry of either format.
+func parseJournalEntry(v []byte) journalRec {
+	if len(v) > 0 && v[0] == journalCarries {
+		var e journalRec
+		path, rest, _ := strings.Cut(string(v[1:]), "\x00")
+		e.project, e.coll, e.id = cutPath(path)
+		prev, rest, _ := strings.Cut(rest, "\x00")
+		cur, title, ok := strings.Cut(rest, "\x00")
+		e.prevMs, e.hasPrev = parseMs(prev)
+		e.createdMs, e.indexed = parseMs(cur)
+		e.title, e.carried = title, ok
+		return e
 	}
-	return project, coll, id, prevMs, hasPrev
+	path, prev, hasPrev := strings.Cut(string(v), "\x00")
+	var e journalRec
+	e.project, e.coll, e.id = cutPath(path)
+	if hasPrev {
+		e.prevMs, e.hasPrev = parseMs(prev)
+	}
+	return e
+}
+
+// parseMs reads an epoch-milliseconds number of a journal entry; ok is false when s is empty
+// or unreadable.
+func parseMs(s string) (float64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	ms, err := strconv.ParseFloat(s, 64)
+	return ms, err == nil
 }
 
 // errCorrupt reports a stored value this version cannot read.

@@ -51,3 +51,31 @@ func TestStoredRecordRoundTrip(t *testing.T) {
 		t.Errorf("data() = %v", d)
 	}
 }
+
+// A title journal entry carries what the title index needs of the version written (none for a
+// deletion or an unpublished version) and the createdAt of the version replaced; entries of
+// the earlier format (the record's path, then perhaps a 0 byte and that createdAt) still parse.
+func TestJournalEntryRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := compileSchema("p", testCollection())
+	earlier := buildRecord(s, "r1", true, map[string]any{"title": "old"}, now0.Add(-time.Hour), now0)
+	pub := buildRecord(s, "r1", true, map[string]any{"title": "Zebra \x00 ünïcode/x"}, now0, now0)
+	hidden := buildRecord(s, "r1", false, map[string]any{"title": "hidden"}, now0, now0)
+	ms, prevMs := float64(now0.UnixMilli()), float64(now0.Add(-time.Hour).UnixMilli())
+	for _, tc := range []struct {
+		name string
+		v    []byte
+		want journalRec
+	}{
+		{"create", journalEntry("p", "c", "r1", nil, pub), journalRec{project: "p", coll: "c", id: "r1", carried: true, indexed: true, createdMs: ms, title: "Zebra \x00 ünïcode/x"}},
+		{"replace", journalEntry("p", "c", "r1", earlier, pub), journalRec{project: "p", coll: "c", id: "r1", prevMs: prevMs, hasPrev: true, carried: true, indexed: true, createdMs: ms, title: "Zebra \x00 ünïcode/x"}},
+		{"unpublish", journalEntry("p", "c", "r1", earlier, hidden), journalRec{project: "p", coll: "c", id: "r1", prevMs: prevMs, hasPrev: true, carried: true}},
+		{"delete", journalEntry("p", "c", "r1", earlier, nil), journalRec{project: "p", coll: "c", id: "r1", prevMs: prevMs, hasPrev: true, carried: true}},
+		{"earlier format", []byte("p/c/r1"), journalRec{project: "p", coll: "c", id: "r1"}},
+		{"earlier format, replace", []byte("p/c/r1\x001700000000000"), journalRec{project: "p", coll: "c", id: "r1", prevMs: 1700000000000, hasPrev: true}},
+	} {
+		if got := parseJournalEntry(tc.v); got != tc.want {
+			t.Errorf("%s: parseJournalEntry(%q) = %+v, want %+v", tc.name, tc.v, got, tc.want)
+		}
+	}
+}

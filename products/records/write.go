@@ -116,12 +116,12 @@ func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool)
 }
 
 // journal records in the title journal that the record id changed; prev is the version stored
-// before (nil when none).
-func (w *txWriter) journal(project, coll, id string, prev *record) error {
+// before (nil when none), cur the version written (nil when deleted).
+func (w *txWriter) journal(project, coll, id string, prev, cur *record) error {
 	if !w.noVersions {
 		w.colls[[2]string{project, coll}] = struct{}{}
 	}
-	return w.txn.Set(append(journalPrefix(), store.NewID()...), journalEntry(project, coll, id, prev))
+	return w.txn.Set(append(journalPrefix(), store.NewID()...), journalEntry(project, coll, id, prev, cur))
 }
 
 // put stores rec, built under sch (replacing any previous version), and returns the previous
@@ -147,7 +147,7 @@ func (w *txWriter) put(project, coll string, sch *Schema, rec *record) (*record,
 			return nil, err
 		}
 	}
-	return old, w.journal(project, coll, rec.id, old)
+	return old, w.journal(project, coll, rec.id, old, rec)
 }
 
 // del removes a record of a collection with schema sch (nil when the collection is gone); it
@@ -167,7 +167,7 @@ func (w *txWriter) del(project, coll string, sch *Schema, id string) (bool, erro
 		return false, err
 	}
 	w.read[string(recKey(project, coll, id))] = nil
-	return true, w.journal(project, coll, id, old)
+	return true, w.journal(project, coll, id, old, nil)
 }
 
 // flush writes the counter changes and the versions of the collections written.

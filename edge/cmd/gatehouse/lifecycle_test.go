@@ -198,3 +198,28 @@ func TestWireFailureClosesEarlierParts(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStopBeforeStart: every real component's Stop tolerates a component that never started
+// (launch stops them all after a failed start, serve after a signal during the start), and
+// stop and close may each run twice.
+func TestStopBeforeStart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := testDeps(t, t.TempDir(), "127.0.0.1:0")
+	t.Cleanup(func() { _ = d.db.Close() })
+	app, err := wire(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(app.components) < 5 {
+		t.Fatalf("wire made %d components, want the workers of every product", len(app.components))
+	}
+	for i := range 2 {
+		if err := app.stop(ctx); err != nil {
+			t.Errorf("stop #%d of components that never started = %v", i+1, err)
+		}
+		if err := app.close(); err != nil {
+			t.Errorf("close #%d = %v", i+1, err)
+		}
+	}
+}

@@ -30,7 +30,7 @@ func BenchmarkFormsSubmitSpamFilter(b *testing.B) {
 				mods := buildExamples(b, "spamguard")
 				hopts := host.DefaultOptions()
 				hopts.CacheDir = b.TempDir()
-				h, err := host.New(ctx, hopts)
+				h, err := host.New(hopts)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -155,7 +155,7 @@ func pluginsRun(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// --allow-private-networks.
 	opts.Egress = egress.New(egress.Options{AllowPrivateNetworks: *allowPrivate})
 	opts.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})) // failed calls are printed as the verdict
-	h, err := host.New(ctx, opts)
+	h, err := host.New(opts)
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,12 @@ func startGateway(t *testing.T, tenants string) *gateway {
 		_ = app.close()
 		_ = db.Close()
 	})
-	return &gateway{url: cfg.PublicURL, token: scopeToken, srv: srv, users: app.users}
+	// The dashboard accounts are in the store: the test's own service over it sees the gateway's.
+	users, err := accounts.NewService(accounts.Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gateway{url: cfg.PublicURL, token: scopeToken, srv: srv, users: users}
 }
 
 // testDeps opens what serve gives wire, over the data folder dir, for a server listening on

@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/index/title"
 )
 
 // TestServeClosesListenerWhenStartFails: serve listens before its components start; when one
 // fails to start (here the records component, whose title index cannot be rebuilt from a
 // record it cannot read), serve returns the error and the address answers nothing more: the
 // listener is closed by serve itself (the test process lives on), and the address can be
-// bound again.
+// bound again. What serve opened is closed too: the title index (the records service's) and
+// the badger store open again, which their locks forbid while a holder has them open.
 func TestServeClosesListenerWhenStartFails(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -58,4 +60,18 @@ func TestServeClosesListenerWhenStartFails(t *testing.T) {
 		t.Fatalf("%s cannot be bound again: %v", addr, err)
 	}
 	_ = ln.Close()
+	titles, err := title.Open(filepath.Join(dir, "title.bleve"))
+	if err != nil {
+		t.Fatalf("the title index after serve returned: %v (the records service was not closed)", err)
+	}
+	if err := titles.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = store.Open(store.Options{Dir: filepath.Join(dir, "db")})
+	if err != nil {
+		t.Fatalf("the store after serve returned: %v (serve did not close it)", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
-	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -123,8 +123,8 @@ func TestApplyDemoTwice(t *testing.T) {
 		t.Fatalf("second apply changed: %+v", second.Changes)
 	}
 	ctx := context.Background()
-	k, err := o.ten.KeyByHash(ctx, auth.Hash("pk_live_demo_web"))
-	if err != nil || k.Org != "acme" || k.Project != "demo" || k.Kind != auth.Publishable || !k.HasProduct("records") {
+	k, err := o.ten.KeyByHash(ctx, apikey.Hash("pk_live_demo_web"))
+	if err != nil || k.Org != "acme" || k.Project != "demo" || k.Kind != apikey.Publishable || !k.HasProduct("records") {
 		t.Fatalf("KeyByHash = %+v, %v", k, err)
 	}
 	c, err := membership.Store{DB: o.db}.ActiveConnection(ctx, "demo")
@@ -225,7 +225,7 @@ orgs: [{slug: acme, projects: [{id: demo, keys: [{name: web, value: pk_live_demo
 	if _, err := o.formDef("demo", "contact"); apierr.As(err).Code != forms.CodeFormNotFound {
 		t.Errorf("form survived prune: %v", err)
 	}
-	if _, err := o.ten.KeyByHash(ctx, auth.Hash("sk_live_demo_server")); !errors.Is(err, auth.ErrUnknownKey) {
+	if _, err := o.ten.KeyByHash(ctx, apikey.Hash("sk_live_demo_server")); !errors.Is(err, apikey.ErrUnknownKey) {
 		t.Errorf("key survived prune: %v", err)
 	}
 	if ok, _ := o.email.IsSuppressed(ctx, "acme", "bounced@example.com"); !ok {

@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
-	"github.com/gatehouse-dev/gatehouse/edge/accounts"
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
@@ -61,7 +60,6 @@ type assembly struct {
 	products   []edge.Product
 	admin      []edge.AdminProduct
 	components []component
-	readiness  []func() error
 	// closers release what wire opened (the plugin host, the title index, services with a
 	// Close), newest first, after the components stopped; each is added as soon as its
 	// component is open, so a step that fails half-way leaves nothing open.
@@ -70,8 +68,7 @@ type assembly struct {
 	started atomic.Bool
 	// mail is the email product's service: form notifications are queued through it.
 	mail *email.Service
-	// users are the dashboard's accounts; sessions resolves their sessions for the admin guard.
-	users    *accounts.Service
+	// sessions resolves the dashboard accounts' sessions for the admin guard.
 	sessions *admin.Accounts
 	// projectOrg names a project's org (the admin guard's question).
 	projectOrg func(ctx context.Context, project string) (string, error)
@@ -155,15 +152,10 @@ func newEgress(cfg config.Config) *egress.Policy {
 var errStarting = errors.New("starting")
 
 // ready answers /readyz: 503 until storage is open, the indexes are loaded (wire) and every
-// component started (journals drained to the start point), then each readiness check.
+// component started (journals drained to the start point); serve adds the storage's ping.
 func (a *assembly) ready() error {
 	if !a.started.Load() {
 		return errStarting
-	}
-	for _, r := range a.readiness {
-		if err := r(); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -8,12 +8,16 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/accounts"
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
+	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/backup"
 	"github.com/gatehouse-dev/gatehouse/edge/ratelimit/redisrate"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
-var _ accounts.Throttle = (*redisrate.Throttle)(nil)
+var (
+	_ accounts.Throttle = (*redisrate.Throttle)(nil)
+	_ auth.Lookup       = (*tenancy.Service)(nil)
+)
 
 // addAdmin wires the admin API's own routes, ahead of the products' admin routes: orgs,
 // projects and keys (admin.NewAPI), the dashboard accounts and sessions (with Redis the
@@ -32,7 +36,6 @@ func (a *assembly) addAdmin(_ context.Context, d *deps) error {
 	if err != nil {
 		return err
 	}
-	a.users = users
 	a.sessions = admin.NewAccounts(admin.AccountsOptions{Accounts: users, Tenancy: d.tenancy,
 		Secure: admin.SecureCookie(d.cfg.PublicURL), Path: path})
 	a.admin = append(a.admin, admin.NewAPI(d.tenancy), a.sessions,

@@ -11,8 +11,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/products/email"
 )
 
-// addEmail wires the Email product: the service (with its group committer), the public and
-// admin routes, the delivery worker with the configured transport, and their shutdown.
+// addEmail wires the Email product: the service (its sends group-committed by the store), the
+// public and admin routes, the delivery worker with the configured transport, and their
+// shutdown.
 func (a *assembly) addEmail(_ context.Context, d *deps) error {
 	from := email.Address{Email: "noreply@localhost"}
 	if u, err := url.Parse(d.cfg.PublicURL); err == nil && u.Hostname() != "" && strings.Contains(u.Hostname(), ".") {

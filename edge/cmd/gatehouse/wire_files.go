@@ -28,6 +28,6 @@ func (a *assembly) addFiles(ctx context.Context, d *deps) error {
 		return err
 	}
 	a.products = append(a.products, files.NewAPI(svc, d.auth, d.cursors), files.NewHost(svc))
-	a.components = append(a.components, svc.NewSweeper(time.Minute))
+	a.components = append(a.components, svc.NewSweeper(files.SweeperOptions{Interval: time.Minute}))
 	return nil
 }

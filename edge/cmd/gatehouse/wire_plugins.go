@@ -24,7 +24,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
 
-// addPlugins starts the Wasm host and keeps its registrations in step with the tenants
+// addPlugins opens the Wasm host and keeps its registrations in step with the tenants
 // document: every project's plugins are registered now, and a project is synced again after
 // any change to its plugins or uploaded modules (a replaced module swaps atomically). The
 // host is d.plugins for the later steps.
@@ -34,7 +34,7 @@ func (a *assembly) addPlugins(ctx context.Context, d *deps) error {
 	if opts.CacheDir == "" {
 		opts.CacheDir = filepath.Join(d.cfg.Data, "plugin-cache")
 	}
-	opts.Log = d.log
+	opts.Log = d.log.With("component", "plugins")
 	// http_fetch connects under the one egress policy (decisions.md 8.3).
 	opts.Egress = d.egress
 	opts.Registerer = d.reg
@@ -43,7 +43,7 @@ func (a *assembly) addPlugins(ctx context.Context, d *deps) error {
 	}
 	opts.MemoryBudgetMB = d.cfg.Plugins.MemoryBudgetMB
 	opts.CPUBudget = time.Duration(d.cfg.Plugins.CPUBudgetMs) * time.Millisecond
-	h, err := host.New(ctx, opts)
+	h, err := host.New(opts)
 	if err != nil {
 		return err
 	}

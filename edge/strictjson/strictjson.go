@@ -1,0 +1,113 @@
+// Package strictjson is the one strict reading of JSON bodies: exactly one I-JSON value
+// (RFC 7493): valid UTF-8, no escaped lone surrogate, no object member name twice, nothing but
+// whitespace after the value. encoding/json alone takes the last of two duplicate keys, turns
+// invalid UTF-8 into U+FFFD and stops reading after the first value, so two readers could see
+// two different bodies; jsontext (the syntax layer of encoding/json/v2) refuses all of these.
+// Its errors are API errors that never name Go types. It is free of HTTP: the handlers read
+// request bodies through edge/httpx, which calls it, and services that read JSON themselves
+// (the records NDJSON import) call it directly.
+package strictjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Check returns nil when body is exactly one strict JSON value (see the package comment), or
+// an error naming the first problem and where it is. The error text never holds Go type names.
+func Check(body []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.ReadValue(); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errors.New("the body is empty")
+		}
+		return syntaxProblem(err)
+	}
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("data after the JSON value at offset %d", dec.InputOffset())
+	}
+	return nil
+}
+
+// syntaxProblem renders a jsontext error as "duplicate key at /a/b (offset 12)".
+func syntaxProblem(err error) error {
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		return errors.New("the body could not be read as JSON")
+	}
+	what := strings.TrimPrefix(se.Err.Error(), "jsontext: ")
+	if errors.Is(err, jsontext.ErrDuplicateName) {
+		what = "duplicate key"
+	} else if strings.Contains(what, "invalid UTF-8") || strings.Contains(what, "surrogate") {
+		what = "invalid UTF-8 or a lone surrogate escape"
+	}
+	if se.JSONPointer != "" {
+		return fmt.Errorf("%s at %s (offset %d)", what, se.JSONPointer, se.ByteOffset)
+	}
+	return fmt.Errorf("%s at offset %d", what, se.ByteOffset)
+}
+
+// Validate is Check as an API error: 400 with badJSONCode (VALIDATION_FAILED carries
+// the problem in its details too).
+func Validate(body []byte, badJSONCode string) error {
+	problem := Check(body)
+	if problem == nil {
+		return nil
+	}
+	e := apierr.New(400, badJSONCode, "the body is not valid JSON: "+problem.Error(), problem)
+	if badJSONCode == apierr.CodeValidationFailed {
+		e.Details = []apierr.FieldProblem{{Field: "body", Problem: "is not valid JSON: " + problem.Error()}}
+	}
+	return e
+}
+
+// DecodeError turns an encoding/json decoding error of a well-formed body into 400
+// VALIDATION_FAILED naming the field, without Go type names.
+func DecodeError(err error) *apierr.Error {
+	p := apierr.FieldProblem{Field: "body", Problem: "has a value of the wrong form"}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			p.Field = te.Field
+		}
+		p.Problem = "must be " + TypeName(te.Type)
+	}
+	e := apierr.Validation(p)
+	e.Err = err
+	return e
+}
+
+// TypeName names the JSON type a Go type decodes from, for a caller: "a string",
+// "an integer", "an object", ...
+func TypeName(t reflect.Type) string {
+	if t == nil {
+		return "a JSON value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a JSON value of another type"
+}
