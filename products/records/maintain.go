@@ -311,10 +311,14 @@ func (s *Service) drainJournal(ctx context.Context, full bool) (indexed int, err
 				}
 				keys = append(keys, bytes.Clone(k))
 				e := parseJournalEntry(v)
-				path := e.project + "/" + e.coll + "/" + e.id
-				_, again := paths[path]
-				paths[path] = struct{}{}
-				read := first || again || bytes.Compare(k, resume) < 0
+				// Past drainPaths records (a long catch-up) every entry reads its record.
+				read := first || len(paths) >= drainPaths
+				if !read {
+					path := e.project + "/" + e.coll + "/" + e.id
+					_, again := paths[path]
+					paths[path] = struct{}{}
+					read = again || bytes.Compare(k, resume) < 0
+				}
 				return n < journalChunk, indexEntry(txn, b, e, read)
 			})
 		})
@@ -363,6 +367,9 @@ func (s *Service) onDurable(f func()) {
 	}
 	f()
 }
+
+// drainPaths bounds the records a drain remembers to tell a record's second entry.
+const drainPaths = 100_000
 
 // journalChunk bounds the journal entries one drain reads into one index batch.
 const journalChunk = 5000
