@@ -161,6 +161,11 @@ func readCounter(txn *store.Txn, k []byte) (int64, error) {
 // readPart reads one stored 8-byte signed count (0 when missing).
 func readPart(txn *store.Txn, k []byte) (int64, error) {
 	v, err := txn.Get(k)
+	return partOf(v, err)
+}
+
+// partOf decodes a part read as v, err.
+func partOf(v []byte, err error) (int64, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, nil
 	}
@@ -173,9 +178,13 @@ func readPart(txn *store.Txn, k []byte) (int64, error) {
 	return int64(binary.BigEndian.Uint64(v)), nil
 }
 
-// addPart adds d to the stored part at k, deleting it when it comes to zero.
+// addPart adds d to the stored part at k, deleting it when it comes to zero. Every write of a
+// node changes the parts of its stripe, one Update after another on the store's committer, so
+// it reads them with GetHot: on badger the committer keeps them in memory, exact whoever
+// else writes them (a document apply, a drop, a Batch, a Load: edge/store/hot.go), instead of
+// a lookup through every level of the LSM tree per part and write.
 func addPart(txn *store.Txn, k []byte, d int64) error {
-	n, err := readPart(txn, k)
+	n, err := partOf(txn.GetHot(k))
 	if err != nil {
 		return err
 	}
