@@ -75,22 +75,40 @@ func (e *badgerEngine) update(ctx context.Context, fn func(*Txn) error) error {
 	return e.c.submit(ctx, fn)
 }
 
-// badgerBatch is badger's own write batch.
+// badgerBatch is badger's own write batch. It writes outside the committer, so the
+// committer's hot keys are off from its start to its end (hot.go).
 type badgerBatch struct {
 	wb *badger.WriteBatch
 	c  *committer
+	// ended makes the end of the batch (Flush or Cancel) lift the fence once.
+	ended bool
 }
 
 func (e *badgerEngine) newBatch() batchWriter {
+	e.c.hot.fenceOn()
 	return &badgerBatch{wb: e.bdb.NewWriteBatch(), c: e.c}
 }
 
 func (b *badgerBatch) set(key, val []byte) error { return b.wb.Set(key, val) }
 func (b *badgerBatch) delete(key []byte) error   { return b.wb.Delete(key) }
-func (b *badgerBatch) cancel()                   { b.wb.Cancel() }
+
+func (b *badgerBatch) cancel() {
+	b.wb.Cancel()
+	b.end()
+}
+
+// end lifts the batch's fence once its writes are done.
+func (b *badgerBatch) end() {
+	if !b.ended {
+		b.ended = true
+		b.c.hot.fenceOff()
+	}
+}
 
 func (b *badgerBatch) flush() error {
-	if err := b.wb.Flush(); err != nil {
+	err := b.wb.Flush()
+	b.end()
+	if err != nil {
 		return err
 	}
 	if b.c.sync {

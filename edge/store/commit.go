@@ -79,6 +79,8 @@ type committer struct {
 	// it has not synced yet wrote one, so its next sync covers the value log too.
 	valueThreshold int64
 	vlogDirty      bool
+	// hot keeps the values of the keys Updates read with GetHot (hot.go).
+	hot hotCache
 	// commits counts transactions committed, ops the Updates they held, syncs the fsyncs
 	// that made them durable.
 	commits, ops, syncs atomic.Uint64
@@ -192,16 +194,17 @@ func (c *committer) round(ops []*op) (int, bool) {
 // try runs ops in one transaction until the next would not fit, commits, and returns how many
 // it ran and whether one of their values went to the value log. An op that alone exceeds the
 // limits gets ErrTooBig.
-func (c *committer) try(ops []*op) (int, bool, error) {
+func (c *committer) try(ops []*op) (n int, vlog bool, err error) {
+	hot := c.hot.begin()
+	var count, size int64
+	// The hot keys stay cached when the transaction commits or nothing was applied to it.
+	defer func() { c.hot.end(count == 0 || err == nil) }()
 	txn := c.bdb.NewTransaction(true)
 	defer txn.Discard()
-	var count, size int64
-	vlog := false
-	n := 0
 	for ; n < len(ops); n++ {
 		o := ops[n]
 		st := &stage{}
-		o.call(&Txn{r: badgerReader{txn}, st: st})
+		o.call(&Txn{r: badgerReader{txn}, st: st, hot: hot})
 		if o.err != nil {
 			continue
 		}
@@ -221,6 +224,9 @@ func (c *committer) try(ops []*op) (int, bool, error) {
 				return n + 1, vlog, nil
 			}
 			return n, vlog, errSplit
+		}
+		if hot != nil {
+			hot.applied(st)
 		}
 		count += st.count
 		size += st.size

@@ -80,8 +80,8 @@ func (r *scanRun) at(start []byte, reverse bool) (int, bool) {
 		}
 		return bytes.Compare(a, b) < 0
 	}
-	if before(start, r.from) {
-		return 0, false
+	if before(start, r.from) || !r.done && len(r.keys) > 0 && before(r.keys[len(r.keys)-1], start) {
+		return 0, false // outside the part (checked first: a miss costs two comparisons)
 	}
 	i := sort.Search(len(r.keys), func(i int) bool { return !before(r.keys[i], start) })
 	if i == len(r.keys) && !r.done {

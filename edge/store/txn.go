@@ -13,6 +13,8 @@ import (
 type Txn struct {
 	r  reader
 	st *stage
+	// hot is the badger committer's cache of hot keys (hot.go), nil elsewhere.
+	hot *hotCache
 }
 
 // reader is how a backend reads inside one transaction.

@@ -66,7 +66,14 @@ func (s *Service) Aggregate(ctx context.Context, q AggregateQuery) ([]byte, erro
 		counts[string(enc)] = n
 	}
 	var total int64
-	err = s.view(ctx, func(rd *recReader) error {
+	// A filtered aggregate on an unshared store reads through the collection's walk cache
+	// (viewColl): its compound or index walks are kept for the next aggregates and lists.
+	// Plain ones read counters or walk a whole index, which the cache does not keep.
+	view := s.view
+	if !plain && !s.shared {
+		view = func(ctx context.Context, fn func(rd *recReader) error) error { return s.viewColl(ctx, sch, fn) }
+	}
+	err = view(ctx, func(rd *recReader) error {
 		txn := rd.txn
 		switch {
 		case f == nil && plain:

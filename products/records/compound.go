@@ -255,8 +255,8 @@ func (s *Service) scanCompound(ctx context.Context, rd *recReader, p *plan, want
 		// encs, each ending at encEnd[i]) and their records read a page at a time (getAll);
 		// take checks them in walk order.
 		pr := newPageReads(rd, p.sch.Project, p.sch.Name)
-		var encs []byte
-		var encEnd []int
+		encs := make([]byte, 0, 16*min(want, getBatch)) // a number's encoding is 9 bytes
+		encEnd := make([]int, 0, min(want, getBatch))
 		take := func() error {
 			page, err := pr.flush()
 			defer func() { encs, encEnd = encs[:0], encEnd[:0] }()

@@ -20,11 +20,11 @@ import (
 // different keys (no single key every write of a collection must read and rewrite, which would
 // make concurrent transactions of different nodes conflict). A process writes its changes to
 // one stripe, its Service's stripe (chooseStripe below): its own writes never conflict with
-// each other (its store's one committer runs them one after another), and the writes that one
-// commit groups read the stripe keys their predecessors changed from the commit's pending
-// writes instead of the store (a store read of a counter costs a lookup in every level of the
-// LSM tree: with a stripe per record id, three such reads per record write were a fifth of
-// its CPU). A count is the sum of its stripes, read with one point read each, plus the
+// each other (its store's one committer runs them one after another), and they read the
+// stripe parts from the committer's memory of hot keys (store.Txn.GetHot, exact across the
+// commit's pending writes and earlier commits) instead of the store (a store read of a counter
+// costs a lookup in every level of the LSM tree: with a stripe per record id, three such reads
+// per record write were a fifth of its CPU; with one stripe a node, 5% of it). A count is the sum of its stripes, read with one point read each, plus the
 // unstriped key a store written before stripes existed may still hold. A stripe holds the
 // signed change its writers made, so it may be negative when they removed records another
 // stripe or the unstriped key counted; a stripe that comes back to zero is deleted.
@@ -161,6 +161,11 @@ func readCounter(txn *store.Txn, k []byte) (int64, error) {
 // readPart reads one stored 8-byte signed count (0 when missing).
 func readPart(txn *store.Txn, k []byte) (int64, error) {
 	v, err := txn.Get(k)
+	return partOf(v, err)
+}
+
+// partOf decodes a part read as v, err.
+func partOf(v []byte, err error) (int64, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, nil
 	}
@@ -173,9 +178,13 @@ func readPart(txn *store.Txn, k []byte) (int64, error) {
 	return int64(binary.BigEndian.Uint64(v)), nil
 }
 
-// addPart adds d to the stored part at k, deleting it when it comes to zero.
+// addPart adds d to the stored part at k, deleting it when it comes to zero. Every write of a
+// node changes the parts of its stripe, one Update after another on the store's committer, so
+// it reads them with GetHot: on badger the committer keeps them in memory, exact whoever
+// else writes them (a document apply, a drop, a Batch, a Load: edge/store/hot.go), instead of
+// a lookup through every level of the LSM tree per part and write.
 func addPart(txn *store.Txn, k []byte, d int64) error {
-	n, err := readPart(txn, k)
+	n, err := partOf(txn.GetHot(k))
 	if err != nil {
 		return err
 	}

@@ -121,3 +121,33 @@ func LegacyJournalForTest(s *Service) error {
 		return nil
 	})
 }
+
+// DrainTitlesForTest runs one drain of the title journal as the worker does (full: from the
+// journal's start, else from where the last drain stopped).
+func DrainTitlesForTest(s *Service, full bool) error {
+	_, err := s.drainJournal(context.Background(), full)
+	return err
+}
+
+// RewriteJournalForTest replaces the title journal's entries by what edit makes of them (keys
+// and values in key order), as writes whose journal ids came out of order would have left it.
+func RewriteJournalForTest(s *Service, edit func(keys, vals [][]byte) ([][]byte, [][]byte)) error {
+	keys, vals, err := JournalForTest(s)
+	if err != nil {
+		return err
+	}
+	nk, nv := edit(keys, vals)
+	return s.db.Update(context.Background(), func(txn *store.Txn) error {
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		for i, k := range nk {
+			if err := txn.Set(k, nv[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -11,7 +11,8 @@ import (
 )
 
 // The read cache keeps the walks of index and compound entries (on badger at the write
-// generation): every write of a record is seen by the next list, whichever walk answers it.
+// generation): every write of a record is seen by the next list or filtered aggregate,
+// whichever walk answers it.
 func TestListsSeeEveryWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -77,8 +78,16 @@ func TestListsSeeEveryWrite(t *testing.T) {
 			}
 		}, []string{"imp,r36,r34", "r34,r33,r32", "new,r01,r03"}},
 	}
-	for _, st := range steps {
+	// A filtered aggregate walks the compound index through the same cache.
+	totals := []int{15, 16, 15, 14, 14, 15}
+	for si, st := range steps {
 		st.write()
+		for round := 0; round < 2; round++ {
+			got, err := svc.Aggregate(ctx, AggregateQuery{Project: "p", Collection: "c", Filters: []string{"s:eq:a", "n:gte:10"}})
+			if want := fmt.Sprintf(`{"total":%d}`, totals[si]); err != nil || string(got) != want {
+				t.Errorf("%s: Aggregate(s:eq:a, n:gte:10) round %d = %s, %v, want %s", st.name, round, got, err, want)
+			}
+		}
 		for i, q := range queries {
 			for round := 0; round < 2; round++ {
 				if got := list(q); got != st.want[i] {

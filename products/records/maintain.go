@@ -110,8 +110,9 @@ func (s *Service) kickTitles() {
 // that indexed entries is followed by a pause (titleGap), so that under load the writes of the
 // pause make one index batch, not one each (bleve's cost per batch, a segment to build and
 // later merge, is then spread over more entries); after a drain that found nothing new the
-// next write is drained at once. On a shared store it also polls every followPoll for the
-// other nodes' writes, and prunes the journal now and then (follow.go).
+// next write is drained at once. On a shared store it pauses titleEvery after every drain,
+// polls every followPoll for the other nodes' writes, and prunes the journal now and then
+// (follow.go).
 func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	every := time.Second
@@ -146,7 +147,7 @@ func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 		select {
 		case <-stop:
 			return
-		case <-time.After(titleGap(time.Since(began))):
+		case <-time.After(s.titleGap(time.Since(began))):
 		}
 	}
 }
@@ -160,8 +161,17 @@ const titleLag = 700 * time.Millisecond
 // titleMinGap is the least pause after a drain that indexed entries.
 const titleMinGap = 100 * time.Millisecond
 
+// titleEvery is the pause between two drains of a shared store's journal (follow.go), whose
+// node polls other nodes' writes at a steady pace.
+const titleEvery = 400 * time.Millisecond
+
 // titleGap is the pause after a drain that indexed entries and took took.
-func titleGap(took time.Duration) time.Duration { return max(titleLag-2*took, titleMinGap) }
+func (s *Service) titleGap(took time.Duration) time.Duration {
+	if s.shared {
+		return titleEvery
+	}
+	return max(titleLag-2*took, titleMinGap)
+}
 
 // catchUp is Start's work before the worker runs.
 func (s *Service) catchUp(ctx context.Context) error {
@@ -311,10 +321,14 @@ func (s *Service) drainJournal(ctx context.Context, full bool) (indexed int, err
 				}
 				keys = append(keys, bytes.Clone(k))
 				e := parseJournalEntry(v)
-				path := e.project + "/" + e.coll + "/" + e.id
-				_, again := paths[path]
-				paths[path] = struct{}{}
-				read := first || again || bytes.Compare(k, resume) < 0
+				// Past drainPaths records (a long catch-up) every entry reads its record.
+				read := first || len(paths) >= drainPaths
+				if !read {
+					path := e.project + "/" + e.coll + "/" + e.id
+					_, again := paths[path]
+					paths[path] = struct{}{}
+					read = again || bytes.Compare(k, resume) < 0
+				}
 				return n < journalChunk, indexEntry(txn, b, e, read)
 			})
 		})
@@ -363,6 +377,9 @@ func (s *Service) onDurable(f func()) {
 	}
 	f()
 }
+
+// drainPaths bounds the records a drain remembers to tell a record's second entry.
+const drainPaths = 100_000
 
 // journalChunk bounds the journal entries one drain reads into one index batch.
 const journalChunk = 5000
