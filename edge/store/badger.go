@@ -67,6 +67,8 @@ func (e *badgerEngine) sync() error { return e.c.syncAll() }
 
 func (e *badgerEngine) size() (lsm, vlog int64) { return e.bdb.Size() }
 
+func (e *badgerEngine) compact() error { return e.bdb.Flatten(2) }
+
 func (e *badgerEngine) view(_ context.Context, fn func(*Txn) error) error {
 	return e.bdb.View(func(t *badger.Txn) error { return fn(&Txn{r: badgerReader{t}}) })
 }

@@ -199,6 +199,8 @@ func (e *pgEngine) sync() error {
 	return nil
 }
 
+func (e *pgEngine) compact() error { return nil }
+
 func (e *pgEngine) size() (int64, int64) {
 	var n int64
 	if err := e.pool.QueryRow(context.Background(), `SELECT pg_total_relation_size('gatehouse_kv')`).Scan(&n); err != nil {

@@ -129,6 +129,7 @@ type engine interface {
 	backup(w io.Writer) error
 	load(r io.Reader) error
 	size() (int64, int64)
+	compact() error
 	commitStats() (commits, ops uint64)
 	syncStats() uint64
 	sync() error
@@ -202,6 +203,12 @@ func (db *DB) Sync() error { return db.e.sync() }
 // Size reports the on-disk size of the LSM tree and the value log in bytes; on postgres the
 // table's total size (indexes and TOAST included) and 0.
 func (db *DB) Size() (lsm, vlog int64) { return db.e.size() }
+
+// Compact folds the whole LSM tree into its last level, as a store long at rest ends up, so
+// that what a bulk load left for compaction is not paid by the next writes (benchmark data
+// folders end with it). It runs beside reads and writes; on postgres it does nothing (the
+// server keeps its own tables).
+func (db *DB) Compact() error { return db.e.compact() }
 
 // View runs fn in a read-only transaction: it sees one consistent snapshot.
 func (db *DB) View(ctx context.Context, fn func(*Txn) error) error {

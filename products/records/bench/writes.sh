@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# writes.sh DATA N: bench-records-writes. Copies DATA (a folder made by recordsbench -dir, N
-# records) to a scratch folder, starts the real `gatehouse serve` on it with durable commits
-# (storage.sync_writes: true, the forms rate limit lifted), adds 40 forms and 50 publishable keys to the bench project, then
-# drives it with wrk from another process, 16 connections for 10 s each: record creates through
-# the admin API, then JSON form submissions. Prints acknowledged writes/s, p50, p99 and the
-# status classes of each, the records/forms ratio, and checks the acknowledged creates against
-# the collection's total.
+# writes.sh DATA N: bench-records-writes. For each of its two phases, copies DATA (a folder made
+# by recordsbench -dir, N records, left compacted) to a scratch folder and starts the real
+# `gatehouse serve` on it with durable commits (storage.sync_writes: true, the forms rate limit
+# lifted), adds 40 forms and 50 publishable keys to the bench project, then drives it with wrk
+# from another process, 16 connections for 10 s: record creates through the admin API in the
+# first phase, JSON form submissions in the second. Each phase has its own copy and server, so
+# neither pays for compaction or indexing the other left behind. Prints acknowledged writes/s,
+# p50, p99 and the status classes of each, the server CPU per write during the run and with the
+# background work it left (compaction, title indexing) until the server is idle, the
+# records/forms ratio, and checks the acknowledged creates against the collection's total.
 set -euo pipefail
 src=$1 n=$2
 dur=${WRITES_DURATION:-10s}
@@ -16,23 +19,9 @@ command -v wrk >/dev/null || { echo "writes: wrk is missing (apt-get install wrk
 go build -o "$root/bin/gatehouse" "$root/edge/cmd/gatehouse"
 work=$(mktemp -d)
 pid=
-trap '[ -n "$pid" ] && { kill $pid 2>/dev/null; wait $pid 2>/dev/null; }; rm -rf "$work"' EXIT
-cp -a "$src/." "$work/data"
-# A free port of this machine's choosing (other benchmarks may run beside this one).
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-url=http://127.0.0.1:$port token=bench-writes-admin-token
-cat > "$work/gatehouse.yaml" <<YAML
-listen: "127.0.0.1:$port"
-public_url: "$url"
-admin_token: "$token"
-log_level: warn
-storage:
-  sync_writes: true
-# The interface's 60 submissions a minute per key and form would answer 429 at this rate and
-# measure the limiter, not durable submissions.
-forms:
-  rate_per_minute: 100000000
-YAML
+stop() { [ -n "$pid" ] && { kill $pid 2>/dev/null; wait $pid 2>/dev/null; }; pid=; }
+trap 'stop; rm -rf "$work"' EXIT
+token=bench-writes-admin-token
 {
   echo "orgs:"
   echo "  - slug: bench"
@@ -45,29 +34,70 @@ YAML
     printf '          - {slug: f%d, title: Form %d, published: true, visibility: public, captcha: false, fields: [{name: email, type: email, label: Email, required: true}, {name: message, type: textarea, label: Message, required: true, maxLength: 5000}]}\n' "$f" "$f"
   done
 } > "$work/forms.tenants.yaml"
-"$root/bin/gatehouse" serve --data "$work/data" --config "$work/gatehouse.yaml" >"$work/serve.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 3000); do
-  kill -0 $pid 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
-  curl -fs "$url/readyz" >/dev/null 2>&1 && break; sleep 0.1
-done
-"$root/bin/gatehouse" apply -f "$work/forms.tenants.yaml" --server "$url" --token "$token" >/dev/null
+# start: a fresh copy of DATA and a server on it, ready, with the forms and keys applied.
+start() {
+  rm -rf "$work/data"
+  cp -a "$src/." "$work/data"
+  # A free port of this machine's choosing (other benchmarks may run beside this one).
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  url=http://127.0.0.1:$port
+  cat > "$work/gatehouse.yaml" <<YAML
+listen: "127.0.0.1:$port"
+public_url: "$url"
+admin_token: "$token"
+log_level: warn
+storage:
+  sync_writes: true
+# The interface's 60 submissions a minute per key and form would answer 429 at this rate and
+# measure the limiter, not durable submissions.
+forms:
+  rate_per_minute: 100000000
+YAML
+  "$root/bin/gatehouse" serve --data "$work/data" --config "$work/gatehouse.yaml" >"$work/serve.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 3000); do
+    kill -0 $pid 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
+    curl -fs "$url/readyz" >/dev/null 2>&1 && break; sleep 0.1
+  done
+  "$root/bin/gatehouse" apply -f "$work/forms.tenants.yaml" --server "$url" --token "$token" >/dev/null
+}
 total() { curl -fs -H "X-API-Key: pk_live_bench_web" "$url/records/projects/bench/collections/posts/aggregate" | sed 's/[^0-9]//g'; }
-before=$(total)
 # cpu: the server's CPU time so far, in ms (utime + stime of /proc/PID/stat, in clock ticks).
 cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($14 + $15) * 1000 / hz}' "/proc/$pid/stat"; }
+# settle: waits until the server used under 20 ms of CPU in a second (at most 60 s), the
+# background work the writes left (compaction, title indexing) being done.
+settle() {
+  local a b
+  for _ in $(seq 1 60); do
+    a=$(cpu); sleep 1; b=$(cpu)
+    [ $((b - a)) -lt 20 ] && return
+  done
+}
 run() { MODE=$1 ADMIN_TOKEN=$token wrk -t2 -c16 -d"$dur" --latency -s "$here/writes.lua" "$url"; }
-c0=$(cpu); rec=$(run records); c1=$(cpu)
-after=$(total)
-c2=$(cpu); frm=$(run forms); c3=$(cpu)
-line() { # name output cpu-ms
+# phase MODE: one phase on its own server; sets out (wrk's output), ms (CPU during the run),
+# bg (CPU until settled) and, for records, before and after (the collection's totals).
+phase() {
+  start
+  settle
+  [ "$1" = records ] && before=$(total)
+  local c0 c1 c2
+  c0=$(cpu); out=$(run "$1"); c1=$(cpu)
+  [ "$1" = records ] && after=$(total)
+  settle; c2=$(cpu)
+  ms=$((c1 - c0)) bg=$((c2 - c0))
+  stop
+}
+phase records; rec=$out rms=$ms rbg=$bg
+phase forms; frm=$out fms=$ms fbg=$bg
+line() { # name output cpu-ms cpu-ms-until-settled
   read -r _ rps p50 p99 <<<"$(grep '^RESULT' <<<"$2")"
   acked=$(grep '^STATUS' <<<"$2" | sed 's/.*2xx=\([0-9]*\).*/\1/')
-  echo "$1: $rps acknowledged/s, p50 ${p50} ms, p99 ${p99} ms, $(grep '^STATUS' <<<"$2" | cut -d' ' -f2-), socket errors: $(grep -c 'Socket errors' <<<"$2" || true), server CPU $(awk -v c="$3" -v n="$acked" 'BEGIN{printf "%.0f", c*1000/(n>0?n:1)}') µs per write"
+  per() { awk -v c="$1" -v n="$acked" 'BEGIN{printf "%.0f", c*1000/(n>0?n:1)}'; }
+  echo "$1: $rps acknowledged/s, p50 ${p50} ms, p99 ${p99} ms, $(grep '^STATUS' <<<"$2" | cut -d' ' -f2-), socket errors: $(grep -c 'Socket errors' <<<"$2" || true), server CPU $(per "$3") µs per write ($(per "$4") µs with the background work until idle)"
 }
 echo "bench-records-writes: $n records, 16 connections, $dur each, sync_writes on, $(nproc) cores (shared)"
-line "record creates (admin API)" "$rec" $((c1 - c0))
-line "form submissions (JSON)  " "$frm" $((c3 - c2))
+line "record creates (admin API)" "$rec" "$rms" "$rbg"
+line "form submissions (JSON)  " "$frm" "$fms" "$fbg"
 r=$(grep '^RESULT' <<<"$rec" | awk '{print $2}') f=$(grep '^RESULT' <<<"$frm" | awk '{print $2}')
 acked=$(grep '^STATUS' <<<"$rec" | sed 's/.*2xx=\([0-9]*\).*/\1/')
 echo "records/forms: $(awk -v r="$r" -v f="$f" 'BEGIN{printf "%.2f", r/f}')"
