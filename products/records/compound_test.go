@@ -67,6 +67,19 @@ func newCompoundService(t testing.TB, db *store.DB, doc string) (*Service, *tena
 	return svc, ten
 }
 
+// openCompoundService is newCompoundService over a new in-memory store, which is closed after
+// the service.
+func openCompoundService(t testing.TB, doc string) (*Service, *tenancy.Service, *store.DB) {
+	t.Helper()
+	db, err := storetest.Open(t, store.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	svc, ten := newCompoundService(t, db, doc)
+	return svc, ten, db
+}
+
 // compoundEntries lists the compound entries of collection p/c as "lead=v order=v id".
 func compoundEntries(t *testing.T, db *store.DB) []string {
 	t.Helper()
@@ -156,12 +169,7 @@ func checkProjections(t *testing.T, db *store.DB) []string {
 func TestCompoundMaintenance(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := storetest.Open(t, store.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc, ten := newCompoundService(t, db, compoundTenants)
+	svc, ten, db := openCompoundService(t, compoundTenants)
 	if !svc.compoundReady.Load() {
 		t.Fatal("compoundReady is false after Start")
 	}
@@ -327,12 +335,7 @@ func legacyProjection(r *record, lead string) []byte {
 func TestCompoundLegacyProjections(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := storetest.Open(t, store.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc, _ := newCompoundService(t, db, compoundTenants)
+	svc, _, db := openCompoundService(t, compoundTenants)
 	var nd strings.Builder
 	for i := 0; i < 60; i++ {
 		line := `{"id":"r` + strconv.Itoa(i) + `","data":{"s":"` + []string{"a", "b"}[i%2] + `","n":` + strconv.Itoa(i%7)
@@ -442,12 +445,7 @@ func idOfEntry(t *testing.T, k, prefix []byte) string {
 func TestCompoundPlan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := storetest.Open(t, store.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc, _ := newCompoundService(t, db, compoundTenants)
+	svc, _, _ := openCompoundService(t, compoundTenants)
 	var nd strings.Builder
 	for i := 0; i < 200; i++ {
 		s := []string{"a", "b"}[i%2]

@@ -31,15 +31,7 @@ func restartOver(t *testing.T, h *edgetest.Harness) *records.Service {
 		t.Fatal(err)
 	}
 	x.Fresh = false
-	svc, err := records.NewService(records.Options{DB: h.DB, Tenancy: h.Tenancy, Titles: x})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close() })
-	if err := svc.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return svc
+	return startOver(t, h, x)
 }
 
 // searchAll returns the ids q finds in demo/posts through svc, every page, sorted.

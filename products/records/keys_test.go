@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -43,13 +42,8 @@ orgs:
 func TestCreateKeyLayout(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := storetest.Open(t, store.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc, _ := newCompoundService(t, db, benchPostsTenants)
-	_, _, err = svc.Put(ctx, "p", "c", WriteRecord{ID: "r1", Data: map[string]any{"title": "kalomine rusatovi",
+	svc, _, db := openCompoundService(t, benchPostsTenants)
+	_, _, err := svc.Put(ctx, "p", "c", WriteRecord{ID: "r1", Data: map[string]any{"title": "kalomine rusatovi",
 		"category": "c3", "tags": []any{"t5"}, "views": 482913.0, "day": "2026-04-17"}})
 	if err != nil {
 		t.Fatal(err)

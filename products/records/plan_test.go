@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
-	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
@@ -53,12 +51,7 @@ var planStats = map[string]int64{
 // rewrite the plans after a deliberate planner change, then review the diff.
 func TestPlansGolden(t *testing.T) {
 	t.Parallel()
-	db, err := storetest.Open(t, store.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc, _ := newCompoundService(t, db, planTenants)
+	svc, _, _ := openCompoundService(t, planTenants)
 	sch, err := svc.Schema(context.Background(), "p", "posts")
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,13 @@ func newServiceOver(t *testing.T, h *edgetest.Harness) *records.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startOver(t, h, titles)
+}
+
+// startOver starts a second service over the harness's store with the title index titles; the
+// service is closed at t's cleanup.
+func startOver(t *testing.T, h *edgetest.Harness, titles *title.Index) *records.Service {
+	t.Helper()
 	svc, err := records.NewService(records.Options{DB: h.DB, Tenancy: h.Tenancy, Titles: titles})
 	if err != nil {
 		t.Fatal(err)
