@@ -121,7 +121,7 @@ func (w *walState) fsync(dir, name string) error {
 		}
 		w.open[name] = f
 	}
-	return f.Sync()
+	return datasync(f)
 }
 
 // forget closes the kept files of logs no longer listed.
