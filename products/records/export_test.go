@@ -151,3 +151,11 @@ func RewriteJournalForTest(s *Service, edit func(keys, vals [][]byte) ([][]byte,
 		return nil
 	})
 }
+
+// RebuildForTest rebuilds collection project/coll as a fields change's task does, running
+// between for each chunk between reading its record ids and rebuilding those records.
+func RebuildForTest(s *Service, project, coll string, between func()) error {
+	s.rebuildRead.Store(&between)
+	defer s.rebuildRead.Store(nil)
+	return s.rebuildCollection(context.Background(), project, coll)
+}

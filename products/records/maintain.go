@@ -544,34 +544,38 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 	}
 	var after []byte
 	for {
-		type item struct {
-			id  string
-			raw []byte
-		}
-		var chunk []item
+		var ids []string
 		err := s.db.View(ctx, func(txn *store.Txn) error {
-			return txn.Iterate(store.IterOptions{Prefix: recPrefix(project, coll), Start: after}, func(k, v []byte) (bool, error) {
+			return txn.Iterate(store.IterOptions{Prefix: recPrefix(project, coll), Start: after, KeysOnly: true}, func(k, _ []byte) (bool, error) {
 				if after != nil && bytes.Equal(k, after) {
 					return true, nil
 				}
-				chunk = append(chunk, item{id: store.LastPart(k), raw: v})
+				ids = append(ids, store.LastPart(k))
 				after = bytes.Clone(k)
-				return len(chunk) < 500, nil
+				return len(ids) < 500, nil
 			})
 		})
-		if err != nil || len(chunk) == 0 {
+		if err != nil || len(ids) == 0 {
 			return err
+		}
+		if h := s.rebuildRead.Load(); h != nil {
+			(*h)()
 		}
 		err = s.db.Update(ctx, func(txn *store.Txn) error {
 			w := s.txWriter(txn)
-			for _, it := range chunk {
-				old, err := decodeRecord(it.id, it.raw)
+			for _, id := range ids {
+				// The version stored now, not the one the walk saw: a write between the two
+				// must not be undone by its record's rebuild.
+				old, err := getRecord(txn, project, coll, id)
 				if err != nil {
 					return err
 				}
+				if old == nil {
+					continue // deleted since the walk
+				}
 				c, u := old.times()
-				rec := buildRecord(sch, it.id, old.published, old.data(), c, u)
-				if err := txn.Set(recKey(project, coll, it.id), encodeRecord(rec)); err != nil {
+				rec := buildRecord(sch, id, old.published, old.data(), c, u)
+				if err := txn.Set(recKey(project, coll, id), encodeRecord(rec)); err != nil {
 					return err
 				}
 				if rec.published {
@@ -579,7 +583,7 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 						return err
 					}
 				}
-				if err := w.journal(project, coll, it.id, old, rec); err != nil {
+				if err := w.journal(project, coll, id, old, rec); err != nil {
 					return err
 				}
 			}
