@@ -105,49 +105,57 @@ function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChang
     <section aria-labelledby="tpl-edit">
       <h2 id="tpl-edit">Template {p.slug}</h2>
       <ErrorNote error={loaded.error} />
-      <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setNote('');
-          const ok = await save.run(() => api(path, { method: 'PUT', body: { subject, body, text: text || undefined } }));
-          if (ok !== undefined) {
-            setNote('Template saved.');
-            p.onChanged();
-          }
-        }}
-      >
-        <p>
-          <label htmlFor="tpl-subject">Subject</label>
-          <input id="tpl-subject" className="wide" value={subject} onChange={(e) => setSubject(e.target.value)} />
-        </p>
-        <p>
-          <label htmlFor="tpl-body">Body (HTML, {'{{variables}}'})</label>
-          <textarea id="tpl-body" className="mono" value={body} onChange={(e) => setBody(e.target.value)} rows={10} />
-        </p>
-        <p>
-          <label htmlFor="tpl-text">Text body (optional: derived from the HTML when empty)</label>
-          <textarea id="tpl-text" className="mono" value={text} onChange={(e) => setText(e.target.value)} rows={4} />
-        </p>
-        <button type="submit" className="primary" disabled={save.busy}>
-          Save template
-        </button>{' '}
-        {!p.isNew ? (
-          <button
-            type="button"
-            className="danger"
-            onClick={() => confirmed(`Delete template ${p.slug}?`) && save.run(() => api(path, { method: 'DELETE' })).then((r) => r !== undefined && p.onDeleted())}
+      {/* A stored template's fields are filled when it has loaded: typing before that would be
+          overwritten by the load, so the editor waits for it. */}
+      {!p.isNew && !loaded.data ? (
+        loaded.error ? null : <p className="muted">Loading the template…</p>
+      ) : (
+        <>
+          <form
+            onSubmit={async (e) => {
+              e.preventDefault();
+              setNote('');
+              const ok = await save.run(() => api(path, { method: 'PUT', body: { subject, body, text: text || undefined } }));
+              if (ok !== undefined) {
+                setNote('Template saved.');
+                p.onChanged();
+              }
+            }}
           >
-            Delete template
-          </button>
-        ) : null}
-        <ErrorNote error={save.error} />
-        {note ? <Notice text={note} /> : null}
-      </form>
-      <p>
-        <label htmlFor="tpl-vars">Sample variables (JSON)</label>
-        <textarea id="tpl-vars" className="mono" rows={3} value={vars} onChange={(e) => setVars(e.target.value)} />
-      </p>
-      <TemplatePreview path={path} vars={vars} draft={draft} />
+            <p>
+              <label htmlFor="tpl-subject">Subject</label>
+              <input id="tpl-subject" className="wide" value={subject} onChange={(e) => setSubject(e.target.value)} />
+            </p>
+            <p>
+              <label htmlFor="tpl-body">Body (HTML, {'{{variables}}'})</label>
+              <textarea id="tpl-body" className="mono" value={body} onChange={(e) => setBody(e.target.value)} rows={10} />
+            </p>
+            <p>
+              <label htmlFor="tpl-text">Text body (optional: derived from the HTML when empty)</label>
+              <textarea id="tpl-text" className="mono" value={text} onChange={(e) => setText(e.target.value)} rows={4} />
+            </p>
+            <button type="submit" className="primary" disabled={save.busy}>
+              Save template
+            </button>{' '}
+            {!p.isNew ? (
+              <button
+                type="button"
+                className="danger"
+                onClick={() => confirmed(`Delete template ${p.slug}?`) && save.run(() => api(path, { method: 'DELETE' })).then((r) => r !== undefined && p.onDeleted())}
+              >
+                Delete template
+              </button>
+            ) : null}
+            <ErrorNote error={save.error} />
+            {note ? <Notice text={note} /> : null}
+          </form>
+          <p>
+            <label htmlFor="tpl-vars">Sample variables (JSON)</label>
+            <textarea id="tpl-vars" className="mono" rows={3} value={vars} onChange={(e) => setVars(e.target.value)} />
+          </p>
+          <TemplatePreview path={path} vars={vars} draft={draft} />
+        </>
+      )}
     </section>
   );
 }
