@@ -117,14 +117,8 @@ func (h *hotCache) applied(st *stage) {
 // when it holds it (kept exact across the Updates and commits of this database; see hot.go),
 // and the key joins that memory; elsewhere (View, postgres) it is Get.
 func (tx *Txn) GetHot(key []byte) ([]byte, error) {
-	if tx.hot == nil {
-		return tx.Get(key)
-	}
-	if e, ok := tx.st.get(key); ok {
-		if e.del {
-			return nil, ErrNotFound
-		}
-		return bytes.Clone(e.val), nil
+	if _, staged := tx.st.get(key); staged || tx.hot == nil {
+		return tx.Get(key) // the Update's own write, or no memory to answer from
 	}
 	if v, found, ok := tx.hot.get(key); ok {
 		if !found {
