@@ -141,8 +141,8 @@ func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 				s.log.Warn("records: pruning the title journal failed; retrying later", "err", err)
 			}
 		}
-		if n == 0 && err == nil {
-			continue
+		if n == 0 && err == nil && !s.shared {
+			continue // nothing new: the next write is drained at once
 		}
 		select {
 		case <-stop:
@@ -289,8 +289,8 @@ func (s *Service) drainTitlesErr(ctx context.Context) error {
 // drain (the two may be out of order, for the same reason).
 func (s *Service) drainJournal(ctx context.Context, full bool) (indexed int, err error) {
 	if s.shared {
-		// Other nodes read the journal too (follow.go); the node polls it at a steady pace.
-		return 1, s.follow(ctx)
+		// Other nodes read the journal too (follow.go); the worker polls it at a steady pace.
+		return 0, s.follow(ctx)
 	}
 	s.titleMu.Lock()
 	defer s.titleMu.Unlock()
