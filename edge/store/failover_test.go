@@ -22,20 +22,7 @@ import (
 func TestPostgresFailover(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	primary, err := pgtest.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { primary.Stop() }()
-	if _, err := primary.CreateDatabase(ctx, "failover"); err != nil {
-		t.Fatal(err)
-	}
-	standby, err := primary.StartStandby(t.TempDir(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { standby.Stop() }()
-	u := primary.FailoverURL(standby, "failover")
+	primary, standby, u := pgtest.StartFailoverPair(t, "failover")
 	db, err := Open(Options{Backend: BackendPostgres, PostgresURL: u, SyncWrites: true})
 	if err != nil {
 		t.Fatal(err)

@@ -26,20 +26,8 @@ func TestDatabaseFailover(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
-	primary, err := pgtest.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { primary.Stop() }()
-	if _, err := primary.CreateDatabase(ctx, "gatehouse"); err != nil {
-		t.Fatal(err)
-	}
-	standby, err := primary.StartStandby(t.TempDir(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { standby.Stop() }()
-	u := primary.FailoverURL(standby, "gatehouse") + "&connect_timeout=2"
+	primary, standby, u := pgtest.StartFailoverPair(t, "gatehouse")
+	u += "&connect_timeout=2"
 
 	work := t.TempDir()
 	cfg := writeFile(t, work, "cfg.yaml", "log_level: warn\n")

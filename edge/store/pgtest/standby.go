@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -86,4 +87,25 @@ func (s *Server) Promote(ctx context.Context) error {
 		return errors.New("pgtest: the standby did not finish its promotion within 60 s")
 	}
 	return nil
+}
+
+// StartFailoverPair starts a primary holding database db and a synchronous standby of it,
+// each in a folder of t's, both stopped at t's cleanup, and returns them with the URL naming
+// both (FailoverURL), for a test of a failover.
+func StartFailoverPair(t testing.TB, db string) (primary, standby *Server, url string) {
+	t.Helper()
+	primary, err := Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = primary.Stop() })
+	if _, err := primary.CreateDatabase(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	standby, err = primary.StartStandby(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = standby.Stop() })
+	return primary, standby, primary.FailoverURL(standby, db)
 }
