@@ -323,28 +323,14 @@ func TestLifecycleSignatures(t *testing.T) {
 	want := map[string]string{"Start": "(context.Context) error", "Stop": "(context.Context) error", "Close": "() error"}
 	checked := 0
 	for _, dir := range append(componentDirs(t), "index/title", "edge/store") {
-		fset := token.NewFileSet()
-		entries, err := os.ReadDir(filepath.Join("..", dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+		for method, fd := range parsePackage(t, dir).methods {
+			name := fd.Name.Name
+			if want[name] == "" || !ast.IsExported(name) {
 				continue
 			}
-			f, err := parser.ParseFile(fset, filepath.Join("..", dir, e.Name()), nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, decl := range f.Decls {
-				fd, ok := decl.(*ast.FuncDecl)
-				if !ok || fd.Recv == nil || want[fd.Name.Name] == "" || !ast.IsExported(fd.Name.Name) {
-					continue
-				}
-				checked++
-				if got := signature(fd.Type); got != want[fd.Name.Name] {
-					t.Errorf("%s/%s: %s.%s%s, want %s%s", dir, e.Name(), exprString(fd.Recv.List[0].Type), fd.Name.Name, got, fd.Name.Name, want[fd.Name.Name])
-				}
+			checked++
+			if got := signature(fd.Type); got != want[name] {
+				t.Errorf("%s: %s%s, want %s%s", dir, method, got, name, want[name])
 			}
 		}
 	}
