@@ -9,6 +9,7 @@
 # p50, p99 and the status classes of each, the server CPU per write during the run and with the
 # background work it left (compaction, title indexing) until the server is idle, the
 # records/forms ratio, and checks the acknowledged creates against the collection's total.
+# WRITES_ONLY=records (or forms) runs that phase alone, for quick A/B comparisons of one side.
 set -euo pipefail
 src=$1 n=$2
 dur=${WRITES_DURATION:-10s}
@@ -87,8 +88,10 @@ phase() {
   ms=$((c1 - c0)) bg=$((c2 - c0))
   stop
 }
-phase records; rec=$out rms=$ms rbg=$bg
-phase forms; frm=$out fms=$ms fbg=$bg
+only=${WRITES_ONLY:-}
+case $only in ""|records|forms) ;; *) echo "writes: WRITES_ONLY is records or forms" >&2; exit 2 ;; esac
+[ "$only" != forms ] && { phase records; rec=$out rms=$ms rbg=$bg; }
+[ "$only" != records ] && { phase forms; frm=$out fms=$ms fbg=$bg; }
 line() { # name output cpu-ms cpu-ms-until-settled
   read -r _ rps p50 p99 <<<"$(grep '^RESULT' <<<"$2")"
   acked=$(grep '^STATUS' <<<"$2" | sed 's/.*2xx=\([0-9]*\).*/\1/')
@@ -96,8 +99,9 @@ line() { # name output cpu-ms cpu-ms-until-settled
   echo "$1: $rps acknowledged/s, p50 ${p50} ms, p99 ${p99} ms, $(grep '^STATUS' <<<"$2" | cut -d' ' -f2-), socket errors: $(grep -c 'Socket errors' <<<"$2" || true), server CPU $(per "$3") µs per write ($(per "$4") µs with the background work until idle)"
 }
 echo "bench-records-writes: $n records, 16 connections, $dur each, sync_writes on, $(nproc) cores (shared)"
-line "record creates (admin API)" "$rec" "$rms" "$rbg"
-line "form submissions (JSON)  " "$frm" "$fms" "$fbg"
+[ "$only" != forms ] && line "record creates (admin API)" "$rec" "$rms" "$rbg"
+[ "$only" != records ] && line "form submissions (JSON)  " "$frm" "$fms" "$fbg"
+[ -n "$only" ] && exit 0
 r=$(grep '^RESULT' <<<"$rec" | awk '{print $2}') f=$(grep '^RESULT' <<<"$frm" | awk '{print $2}')
 acked=$(grep '^STATUS' <<<"$rec" | sed 's/.*2xx=\([0-9]*\).*/\1/')
 echo "records/forms: $(awk -v r="$r" -v f="$f" 'BEGIN{printf "%.2f", r/f}')"
