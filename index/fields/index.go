@@ -39,16 +39,28 @@ func Split(prefix, key []byte) (enc []byte, id string, err error) {
 	return rest[:n], string(rest[n:]), nil
 }
 
-// Put writes one entry per value in encs (an empty value: Index writes nothing). An entry's
-// value is empty, or for a long string its full encoding (its key holds the key form).
-func Put(txn *store.Txn, prefix []byte, encs [][]byte, id string) error {
+// KV is one key and its value, as a writer stores it.
+type KV struct{ Key, Val []byte }
+
+// Entries appends to dst the entries Put writes, for a writer that builds them before its
+// transaction: one per value in encs (none for an empty encs), whose value is empty or, for a
+// long string, its full encoding (its key holds the key form).
+func Entries(dst []KV, prefix []byte, encs [][]byte, id string) []KV {
 	for _, e := range encs {
 		var val []byte
 		kf := keyForm(e)
 		if len(kf) != len(e) {
 			val = e
 		}
-		if err := txn.Set(Entry(prefix, kf, id), val); err != nil {
+		dst = append(dst, KV{Entry(prefix, kf, id), val})
+	}
+	return dst
+}
+
+// Put writes the entries of record id with the values encs below prefix (Entries).
+func Put(txn *store.Txn, prefix []byte, encs [][]byte, id string) error {
+	for _, e := range Entries(nil, prefix, encs, id) {
+		if err := txn.Set(e.Key, e.Val); err != nil {
 			return err
 		}
 	}

@@ -65,12 +65,9 @@ func (s *Schema) hasCompound(lead, order string) bool {
 	return l != nil && o != nil && leadField(l) && orderField(o) && !l.Array
 }
 
-// compoundEntry is one compound index key and its value.
-type compoundEntry struct{ key, val []byte }
-
 // compoundKeys returns the compound entries of a record under schema s (nil for none).
-func compoundKeys(s *Schema, r *record) []compoundEntry {
-	var out []compoundEntry
+func compoundKeys(s *Schema, r *record) []fields.KV {
+	var out []fields.KV
 	for _, l := range s.leads {
 		lv := r.values(l)
 		if len(lv) != 1 || lv[0][0] == fields.TagNull {
@@ -84,7 +81,7 @@ func compoundKeys(s *Schema, r *record) []compoundEntry {
 				enc = ov[0]
 			}
 			sub := fields.Sub(compoundPrefix(s.Project, s.Name, l, o), lv[0])
-			out = append(out, compoundEntry{fields.Entry(sub, enc, r.id), proj})
+			out = append(out, fields.KV{Key: fields.Entry(sub, enc, r.id), Val: proj})
 		}
 	}
 	return out
@@ -197,7 +194,7 @@ func (s *Service) buildCompoundOf(ctx context.Context, sch *Schema) error {
 		n := 0
 		err := s.db.Update(ctx, func(txn *store.Txn) error {
 			last, n = nil, 0
-			var entries []compoundEntry
+			var entries []fields.KV
 			err := txn.Iterate(store.IterOptions{Prefix: prefix, Start: after}, func(k, v []byte) (bool, error) {
 				if after != nil && bytes.Equal(k, after) {
 					return true, nil
@@ -217,7 +214,7 @@ func (s *Service) buildCompoundOf(ctx context.Context, sch *Schema) error {
 				return err
 			}
 			for _, e := range entries {
-				if err := txn.Set(e.key, e.val); err != nil {
+				if err := txn.Set(e.Key, e.Val); err != nil {
 					return err
 				}
 			}

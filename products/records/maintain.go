@@ -579,7 +579,7 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 					return err
 				}
 				if rec.published {
-					if err := w.index(project, coll, sch, rec, true); err != nil {
+					if err := w.add(indexOf(project, coll, sch, rec)); err != nil {
 						return err
 					}
 				}

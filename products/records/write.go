@@ -69,85 +69,151 @@ func (w *txWriter) get(project, coll, id string) (*record, error) {
 	return r, err
 }
 
-// index adds (or removes) the field index entries of r, and its compound entries under sch (none
-// when sch is nil: a collection that no longer exists, whose entries are dropped with it).
-func (w *txWriter) index(project, coll string, sch *Schema, r *record, add bool) error {
+// indexWrites is what a published version of a record stores beside the record: its field
+// index and compound entries, and the counters it counts in (their keys without the stripe,
+// which the writer adds: counters.go).
+type indexWrites struct {
+	entries []fields.KV
+	counts  [][]byte
+}
+
+// indexOf returns the index writes of r under sch (no compound entries when sch is nil: a
+// collection that no longer exists, whose entries are dropped with it).
+func indexOf(project, coll string, sch *Schema, r *record) indexWrites {
+	var iw indexWrites
+	if sch != nil {
+		iw.entries = compoundKeys(sch, r)
+	}
+	for _, x := range r.idx {
+		iw.entries = fields.Entries(iw.entries, idxPrefix(project, coll, x.name), x.encs, r.id)
+	}
+	iw.counts = countsOf(project, coll, r)
+	return iw
+}
+
+// countsOf returns the counters r counts in: the groups of its groupable values and the
+// collection's count.
+func countsOf(project, coll string, r *record) [][]byte {
+	var out [][]byte
+	for _, x := range r.idx {
+		if !x.group {
+			continue
+		}
+		gp := groupPrefix(project, coll, x.name)
+		for _, e := range x.encs {
+			if e[0] != fields.TagNull {
+				out = append(out, append(gp[:len(gp):len(gp)], e...))
+			}
+		}
+	}
+	return append(out, countKey(project, coll))
+}
+
+// add writes the index writes of a version and counts it in.
+func (w *txWriter) add(iw indexWrites) error {
+	for _, e := range iw.entries {
+		if err := w.txn.Set(e.Key, e.Val); err != nil {
+			return err
+		}
+	}
+	w.count(iw.counts, 1)
+	return nil
+}
+
+// remove deletes the index entries of the stored version r under sch (as indexOf) and counts
+// it out; fields.Remove also deletes what versions before key forms wrote for long strings.
+func (w *txWriter) remove(project, coll string, sch *Schema, r *record) error {
 	if sch != nil {
 		for _, e := range compoundKeys(sch, r) {
-			var err error
-			if add {
-				err = w.txn.Set(e.key, e.val)
-			} else {
-				err = w.txn.Delete(e.key)
-			}
-			if err != nil {
+			if err := w.txn.Delete(e.Key); err != nil {
 				return err
 			}
 		}
 	}
-	d := int64(1)
-	if !add {
-		d = -1
-	}
-	stripe := w.stripe
 	for _, x := range r.idx {
-		p := idxPrefix(project, coll, x.name)
-		var err error
-		if add {
-			err = fields.Put(w.txn, p, x.encs, r.id)
-		} else {
-			err = fields.Remove(w.txn, p, x.encs, r.id)
-		}
-		if err != nil {
+		if err := fields.Remove(w.txn, idxPrefix(project, coll, x.name), x.encs, r.id); err != nil {
 			return err
 		}
-		if x.group {
-			gp := groupPrefix(project, coll, x.name)
-			for _, e := range x.encs {
-				if e[0] == fields.TagNull {
-					continue
-				}
-				w.deltas[string(stripeKey(stripe, append(gp, e...)))] += d
-			}
-		}
 	}
-	w.deltas[string(stripeKey(stripe, countKey(project, coll)))] += d
+	w.count(countsOf(project, coll, r), -1)
 	return nil
+}
+
+// count adds d to the counters keys in this writer's stripe.
+func (w *txWriter) count(keys [][]byte, d int64) {
+	for _, k := range keys {
+		w.deltas[string(stripeKey(w.stripe, k))] += d
+	}
 }
 
 // journal records in the title journal that the record id changed; prev is the version stored
 // before (nil when none), cur the version written (nil when deleted).
 func (w *txWriter) journal(project, coll, id string, prev, cur *record) error {
+	return w.addJournal(project, coll, journalEntry(project, coll, id, prev, cur))
+}
+
+// addJournal adds an encoded entry (journalEntry) of a record of collection coll to the title
+// journal.
+func (w *txWriter) addJournal(project, coll string, entry []byte) error {
 	if !w.noVersions {
 		w.colls[[2]string{project, coll}] = struct{}{}
 	}
-	return w.txn.Set(append(journalPrefix(), store.NewID()...), journalEntry(project, coll, id, prev, cur))
+	return w.txn.Set(append(journalPrefix(), store.NewID()...), entry)
+}
+
+// prepared is a version of a record ready to be stored: its key and encoding, its index writes
+// when published, and the journal entry of its write when no version was stored before. Put
+// prepares the version before queueing its write, so that the committer's one goroutine,
+// which every write of the store waits for, mostly copies it into the transaction.
+type prepared struct {
+	rec      *record
+	key, val []byte
+	index    indexWrites
+	first    []byte
+}
+
+// prepare prepares rec, a version of a record of collection coll with schema sch.
+func prepare(project, coll string, sch *Schema, rec *record) *prepared {
+	p := &prepared{rec: rec, key: recKey(project, coll, rec.id), val: encodeRecord(rec),
+		first: journalEntry(project, coll, rec.id, nil, rec)}
+	if rec.published {
+		p.index = indexOf(project, coll, sch, rec)
+	}
+	return p
 }
 
 // put stores rec, built under sch (replacing any previous version), and returns the previous
 // one (nil when new).
 func (w *txWriter) put(project, coll string, sch *Schema, rec *record) (*record, error) {
-	old, err := w.get(project, coll, rec.id)
+	return w.store(project, coll, sch, prepare(project, coll, sch, rec))
+}
+
+// store stores the prepared version p of a record under sch (replacing any previous version)
+// and returns the previous one (nil when new).
+func (w *txWriter) store(project, coll string, sch *Schema, p *prepared) (*record, error) {
+	old, err := w.get(project, coll, p.rec.id)
 	if err != nil {
 		return nil, err
 	}
 	if old != nil && old.published {
-		if err := w.index(project, coll, sch, old, false); err != nil {
+		if err := w.remove(project, coll, sch, old); err != nil {
 			return nil, err
 		}
 	}
-	k := recKey(project, coll, rec.id)
-	w.keys = append(w.keys, string(k))
-	if err := w.txn.Set(k, encodeRecord(rec)); err != nil {
+	w.keys = append(w.keys, string(p.key))
+	if err := w.txn.Set(p.key, p.val); err != nil {
 		return nil, err
 	}
-	w.read[string(k)] = rec
-	if rec.published {
-		if err := w.index(project, coll, sch, rec, true); err != nil {
+	w.read[string(p.key)] = p.rec
+	if p.rec.published {
+		if err := w.add(p.index); err != nil {
 			return nil, err
 		}
 	}
-	return old, w.journal(project, coll, rec.id, old, rec)
+	if old != nil {
+		return old, w.journal(project, coll, p.rec.id, old, p.rec)
+	}
+	return nil, w.addJournal(project, coll, p.first)
 }
 
 // del removes a record of a collection with schema sch (nil when the collection is gone); it
@@ -158,7 +224,7 @@ func (w *txWriter) del(project, coll string, sch *Schema, id string) (bool, erro
 		return false, err
 	}
 	if old.published {
-		if err := w.index(project, coll, sch, old, false); err != nil {
+		if err := w.remove(project, coll, sch, old); err != nil {
 			return false, err
 		}
 	}
@@ -255,6 +321,7 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 	}
 	var keys []string
 	defer func() { s.invalidate(keys) }()
+	p := prepare(project, coll, sch, rec)
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
 		w := s.txWriter(txn)
 		defer func() { keys = w.keys }()
@@ -262,7 +329,7 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 			// validate made the id (store.NewID: time-ordered and random, never made twice):
 			// no stored record has it, which a read would confirm at the cost of a lookup in
 			// every level of the store, on the committer's one goroutine.
-			w.read[string(recKey(project, coll, rec.id))] = nil
+			w.read[string(p.key)] = nil
 		}
 		if in.CreatedAt == "" {
 			if old, err := w.get(project, coll, rec.id); err != nil {
@@ -271,9 +338,10 @@ func (s *Service) Put(ctx context.Context, project, coll string, in WriteRecord)
 				c, _ := old.times()
 				_, u := rec.times()
 				rec = buildRecord(sch, rec.id, rec.published, in.Data, c, u)
+				p = prepare(project, coll, sch, rec)
 			}
 		}
-		old, err := w.put(project, coll, sch, rec)
+		old, err := w.store(project, coll, sch, p)
 		if err != nil {
 			return err
 		}
