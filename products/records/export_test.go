@@ -153,7 +153,7 @@ func RewriteJournalForTest(s *Service, edit func(keys, vals [][]byte) ([][]byte,
 }
 
 // RebuildForTest rebuilds collection project/coll as a fields change's task does, running
-// between for each chunk between reading its record ids and rebuilding those records.
+// between before the transaction of each chunk of records.
 func RebuildForTest(s *Service, project, coll string, between func()) error {
 	s.rebuildRead.Store(&between)
 	defer s.rebuildRead.Store(nil)

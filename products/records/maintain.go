@@ -510,7 +510,12 @@ func (s *Service) dropCollection(ctx context.Context, project, coll string) erro
 	if err := s.deletePrefix(ctx, compoundCollPrefix(project, coll)); err != nil {
 		return err
 	}
-	return s.dropCounters(ctx, project, coll)
+	if err := s.dropCounters(ctx, project, coll); err != nil {
+		return err
+	}
+	// A rebuild the drop interrupted must not leave a collection made again under the name
+	// unindexed.
+	return s.db.Update(ctx, func(txn *store.Txn) error { return txn.Delete(rebuildKey(project, coll)) })
 }
 
 // dropTitles removes a collection's titles from this node's title index only (another node
@@ -525,11 +530,26 @@ func (s *Service) dropTitles(project, coll string) error {
 	return b.Commit()
 }
 
+// rebuildKey holds, while a collection's rebuild runs, the id of the last record it rebuilt
+// (empty before the first): the records up to it have their index entries and counts under
+// the collection's new fields, and writes keep them; the later ones are left to the rebuild
+// (txWriter.derived), which indexes and counts each as it finds it stored, so that a record
+// written during the rebuild is counted once, and one deleted before the rebuild reached it
+// not at all.
+func rebuildKey(project, coll string) []byte { return store.Key(root, "b", project, coll) }
+
+// rebuildChunk bounds the records one transaction of a rebuild re-derives.
+const rebuildChunk = 500
+
 // rebuildCollection re-derives every stored record of a collection after its fields changed:
 // projections, index entries and the counter. Queries during the rebuild may miss records.
 func (s *Service) rebuildCollection(ctx context.Context, project, coll string) error {
 	defer s.invalidate(nil)
 	sch, err := s.Schema(ctx, project, coll)
+	if err != nil {
+		return err
+	}
+	err = s.db.Update(ctx, func(txn *store.Txn) error { return txn.Set(rebuildKey(project, coll), nil) })
 	if err != nil {
 		return err
 	}
@@ -542,40 +562,33 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 	if err := s.dropCounters(ctx, project, coll); err != nil {
 		return err
 	}
-	var after []byte
-	for {
-		var ids []string
-		err := s.db.View(ctx, func(txn *store.Txn) error {
-			return txn.Iterate(store.IterOptions{Prefix: recPrefix(project, coll), Start: after, KeysOnly: true}, func(k, _ []byte) (bool, error) {
-				if after != nil && bytes.Equal(k, after) {
-					return true, nil
-				}
-				ids = append(ids, store.LastPart(k))
-				after = bytes.Clone(k)
-				return len(ids) < 500, nil
-			})
-		})
-		if err != nil || len(ids) == 0 {
-			return err
-		}
+	start := recPrefix(project, coll)
+	for start != nil {
 		if h := s.rebuildRead.Load(); h != nil {
 			(*h)()
 		}
+		var next []byte
 		err = s.db.Update(ctx, func(txn *store.Txn) error {
-			w := s.txWriter(txn)
-			for _, id := range ids {
-				// The version stored now, not the one the walk saw: a write between the two
-				// must not be undone by its record's rebuild.
-				old, err := getRecord(txn, project, coll, id)
+			next = nil
+			// The versions stored now, read in the transaction that re-derives them: a write
+			// before it is rebuilt here, one after it finds the record past rebuildKey.
+			var recs []*record
+			err := txn.Iterate(store.IterOptions{Prefix: recPrefix(project, coll), Start: start}, func(k, v []byte) (bool, error) {
+				r, err := decodeRecord(store.LastPart(k), v)
 				if err != nil {
-					return err
+					return false, err
 				}
-				if old == nil {
-					continue // deleted since the walk
-				}
+				recs = append(recs, r)
+				return len(recs) < rebuildChunk, nil
+			})
+			if err != nil {
+				return err
+			}
+			w := s.txWriter(txn)
+			for _, old := range recs {
 				c, u := old.times()
-				rec := buildRecord(sch, id, old.published, old.data(), c, u)
-				if err := txn.Set(recKey(project, coll, id), encodeRecord(rec)); err != nil {
+				rec := buildRecord(sch, old.id, old.published, old.data(), c, u)
+				if err := txn.Set(recKey(project, coll, old.id), encodeRecord(rec)); err != nil {
 					return err
 				}
 				if rec.published {
@@ -583,14 +596,24 @@ func (s *Service) rebuildCollection(ctx context.Context, project, coll string) e
 						return err
 					}
 				}
-				if err := w.journal(project, coll, id, old, rec); err != nil {
+				if err := w.journal(project, coll, old.id, old, rec); err != nil {
 					return err
 				}
 			}
-			return w.flush()
+			if err := w.flush(); err != nil {
+				return err
+			}
+			if len(recs) < rebuildChunk {
+				return txn.Delete(rebuildKey(project, coll)) // the last chunk: writes index again
+			}
+			last := recs[len(recs)-1].id
+			next = append(recKey(project, coll, last), 0)
+			return txn.Set(rebuildKey(project, coll), []byte(last))
 		})
 		if err != nil {
 			return err
 		}
+		start = next
 	}
+	return nil
 }

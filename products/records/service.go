@@ -95,8 +95,8 @@ type Service struct {
 	// holdDurable, when set (tests), receives the index's durability notices instead of
 	// running them (onDurable).
 	holdDurable atomic.Pointer[func(func())]
-	// rebuildRead, when set (tests), runs in a collection rebuild between reading a chunk's
-	// ids and rebuilding those records.
+	// rebuildRead, when set (tests), runs in a collection rebuild before the transaction of
+	// each chunk of records.
 	rebuildRead atomic.Pointer[func()]
 	// titleKick wakes the title worker after a write journaled titles; titleStop and
 	// titleDone stop it (Start starts it, Stop and Close stop it).

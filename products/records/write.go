@@ -2,6 +2,7 @@ package records
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strconv"
 
@@ -188,6 +189,20 @@ func (w *txWriter) put(project, coll string, sch *Schema, rec *record) (*record,
 	return w.store(project, coll, sch, prepare(project, coll, sch, rec))
 }
 
+// derived reports whether a write of record id of collection coll keeps the record's index
+// entries and counts: not while a rebuild of the collection has yet to reach the record (it
+// indexes and counts the version it finds stored then: rebuildCollection).
+func (w *txWriter) derived(project, coll, id string) (bool, error) {
+	v, err := w.txn.GetHot(rebuildKey(project, coll))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return id <= string(v), nil
+}
+
 // store stores the prepared version p of a record under sch (replacing any previous version)
 // and returns the previous one (nil when new).
 func (w *txWriter) store(project, coll string, sch *Schema, p *prepared) (*record, error) {
@@ -195,7 +210,11 @@ func (w *txWriter) store(project, coll string, sch *Schema, p *prepared) (*recor
 	if err != nil {
 		return nil, err
 	}
-	if old != nil && old.published {
+	derived, err := w.derived(project, coll, p.rec.id)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil && old.published && derived {
 		if err := w.remove(project, coll, sch, old); err != nil {
 			return nil, err
 		}
@@ -205,7 +224,7 @@ func (w *txWriter) store(project, coll string, sch *Schema, p *prepared) (*recor
 		return nil, err
 	}
 	w.read[string(p.key)] = p.rec
-	if p.rec.published {
+	if p.rec.published && derived {
 		if err := w.add(p.index); err != nil {
 			return nil, err
 		}
@@ -223,7 +242,11 @@ func (w *txWriter) del(project, coll string, sch *Schema, id string) (bool, erro
 	if err != nil || old == nil {
 		return false, err
 	}
-	if old.published {
+	derived, err := w.derived(project, coll, id)
+	if err != nil {
+		return false, err
+	}
+	if old.published && derived {
 		if err := w.remove(project, coll, sch, old); err != nil {
 			return false, err
 		}
