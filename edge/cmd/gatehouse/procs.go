@@ -7,11 +7,13 @@ import "runtime"
 // next one on its processor run, and badger's compactions and memtable flushes keep two or
 // more goroutines busy for a second or two at a time. With as many processors as the 2 cores
 // of a small node, they then held every processor, and each hand-off of a durable write (the
-// request read, the commit, the sync, the answer) waited for one of their slices: record
-// creates under 16 connections took 30-160 ms in those seconds (p99 of a 10 s run 20-80 ms,
-// at p50 2 ms). With spare processors a woken goroutine runs at once and the kernel shares the
-// cores among the busy threads in finer slices: p99 12-14 ms in the same runs, at the same
-// CPU per write (bench-records-writes).
+// request read, the commit, the sync, the answer) waited for one of their slices: in those
+// seconds a request goroutine waited up to 56-83 ms for a processor, record creates under 16
+// connections took 30-160 ms, and the p99 of a 10 s run was 24-58 ms at a p50 of 2 ms. With
+// spare processors a woken goroutine runs at once and the kernel shares the cores among the
+// busy threads in finer slices: its wait stayed under 13 ms, p99 15-26 ms, creates/s +8%,
+// form submissions/s +10%, at 2-7% more server CPU per create (more thread wake-ups); 3
+// processors gave a smaller gain at the same cost (bench-records-writes).
 const minProcs = 4
 
 // procsFor returns the GOMAXPROCS serve runs with, from max_procs (configured, 0 when unset),
