@@ -163,7 +163,10 @@ func (tx *Txn) Iterate(o IterOptions, fn func(key, val []byte) (bool, error)) er
 // read-only transaction's.
 type stage struct {
 	entries []stagedEntry
-	at      map[string]int
+	// at indexes entries by key once there are more than stageScan of them; below, finding a
+	// key by comparing it with each entry is cheaper than hashing it into a map (a record
+	// write stages about 17 keys, on the committer's one goroutine).
+	at map[string]int
 	// count and size bound what applying the stage adds to the transaction (badger's own
 	// accounting: an entry, its key and value, and a little overhead each).
 	count, size int64
@@ -180,30 +183,54 @@ type stagedEntry struct {
 	del      bool
 }
 
+// stageScan is the most entries a stage finds a key among without its index (stage.at).
+const stageScan = 32
+
 func (st *stage) get(key []byte) (stagedEntry, bool) {
 	if st == nil {
 		return stagedEntry{}, false
 	}
-	if i, ok := st.at[string(key)]; ok {
+	if i := st.find(key); i >= 0 {
 		return st.entries[i], true
 	}
 	return st.parent.get(key)
 }
 
-func (st *stage) put(key, val []byte, del bool) {
-	if st.at == nil {
-		st.at = map[string]int{}
+// find returns the index of key's entry, or -1.
+func (st *stage) find(key []byte) int {
+	if st.at != nil {
+		if i, ok := st.at[string(key)]; ok {
+			return i
+		}
+		return -1
 	}
+	for i := range st.entries {
+		if bytes.Equal(st.entries[i].key, key) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (st *stage) put(key, val []byte, del bool) {
 	st.count++
 	st.size += int64(len(key)+len(val)) + 16
 	st.maxVal = max(st.maxVal, len(val))
 	e := stagedEntry{key: key, val: val, del: del}
-	if i, ok := st.at[string(key)]; ok {
+	if i := st.find(key); i >= 0 {
 		st.entries[i] = e
 		return
 	}
-	st.at[string(key)] = len(st.entries)
 	st.entries = append(st.entries, e)
+	switch {
+	case st.at != nil:
+		st.at[string(key)] = len(st.entries) - 1
+	case len(st.entries) > stageScan:
+		st.at = make(map[string]int, 2*len(st.entries))
+		for i, e := range st.entries {
+			st.at[string(e.key)] = i
+		}
+	}
 }
 
 // scan returns the staged entries below prefix from start on, in scan order (with a parent's
