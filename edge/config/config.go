@@ -31,9 +31,12 @@ type Config struct {
 	TrustedProxies []string `json:"trusted_proxies"`
 	// MemoryLimitMB is a soft limit for the Go heap (runtime/debug.SetMemoryLimit); 0 leaves
 	// Go's default (or GOMEMLIMIT) in place.
-	MemoryLimitMB int    `json:"memory_limit_mb"`
-	LogLevel      string `json:"log_level"`
-	LogFormat     string `json:"log_format"`
+	MemoryLimitMB int `json:"memory_limit_mb"`
+	// MaxProcs is how many goroutines Go runs at once (runtime.GOMAXPROCS); 0 lets serve pick
+	// (edge/cmd/gatehouse/procs.go: the GOMAXPROCS variable when set, else at least 4).
+	MaxProcs  int    `json:"max_procs"`
+	LogLevel  string `json:"log_level"`
+	LogFormat string `json:"log_format"`
 	// ShutdownTimeout bounds the graceful drain on SIGTERM.
 	ShutdownTimeout Duration `json:"shutdown_timeout"`
 	Storage         Storage  `json:"storage"`
@@ -397,6 +400,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MemoryLimitMB < 0 {
 		errs = append(errs, errors.New("memory_limit_mb must be 0 (no limit) or a number of MB"))
+	}
+	if c.MaxProcs < 0 {
+		errs = append(errs, errors.New("max_procs must be 0 (chosen by serve) or a number of processors"))
 	}
 	if c.Data == "" {
 		errs = append(errs, errors.New("data must name a folder"))

@@ -76,6 +76,7 @@ func TestValidate(t *testing.T) {
 		{"tls", func(c *Config) { c.Email.SMTP.TLS = "maybe" }},
 		{"asset_host", func(c *Config) { c.AssetHost = "cdn" }},
 		{"storage.memtable_mb", func(c *Config) { c.Storage.MemTableMB = -1 }},
+		{"max_procs", func(c *Config) { c.MaxProcs = -1 }},
 	} {
 		c := Default()
 		tc.edit(&c)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -99,6 +100,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if cfg.MemoryLimitMB > 0 {
 		debug.SetMemoryLimit(int64(cfg.MemoryLimitMB) << 20)
 	}
+	cores := setProcs(cfg.MaxProcs, os.Getenv("GOMAXPROCS") != "")
+	log.Debug("go processors", "gomaxprocs", runtime.GOMAXPROCS(0), "cores", cores)
 	db, err := openStore(cfg, log)
 	if err != nil {
 		return err
@@ -154,7 +157,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
-	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg, cursors: cursors, blobs: blobs, redis: rdb, node: node})
+	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg, cursors: cursors, blobs: blobs, redis: rdb, node: node, cores: cores})
 	if err != nil {
 		return err
 	}

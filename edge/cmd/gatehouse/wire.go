@@ -47,6 +47,9 @@ type deps struct {
 	// node is this node's id among the nodes sharing the database (nodeID; "" for a random
 	// one): the holder of its email and webhook leases.
 	node string
+	// cores is the CPUs the process may use (GOMAXPROCS before serve raised it, procs.go);
+	// 0 leaves the plugin host's default.
+	cores int
 }
 
 // component is a product's background part: started after the server listens, stopped on shutdown.

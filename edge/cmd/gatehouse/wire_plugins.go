@@ -38,6 +38,10 @@ func (a *assembly) addPlugins(ctx context.Context, d *deps) error {
 	// http_fetch connects under the one egress policy (decisions.md 8.3).
 	opts.Egress = d.egress
 	opts.Registerer = d.reg
+	// One guest call per core, not per Go processor (serve may run more, procs.go).
+	if d.cores > 0 {
+		opts.Slots = d.cores
+	}
 	if d.cfg.Plugins.PoolSize > 0 {
 		opts.PoolSize = d.cfg.Plugins.PoolSize
 	}
