@@ -201,12 +201,17 @@ func (c *committer) try(ops []*op) (n int, vlog bool, err error) {
 	defer func() { c.hot.end(count == 0 || err == nil) }()
 	txn := c.bdb.NewTransaction(true)
 	defer txn.Discard()
+	// logs are the journal entries of the ops applied, written as one key a prefix at commit.
+	var logs []logEntry
 	for ; n < len(ops); n++ {
 		o := ops[n]
 		st := &stage{}
 		o.call(&Txn{r: badgerReader{txn}, st: st, hot: hot})
 		if o.err != nil {
 			continue
+		}
+		if len(st.logs) > 0 {
+			st.count++ // room for a journal key
 		}
 		if count+st.count >= c.maxCount || size+st.size >= c.maxSize {
 			if count == 0 {
@@ -228,12 +233,19 @@ func (c *committer) try(ops []*op) (n int, vlog bool, err error) {
 		if hot != nil {
 			hot.applied(st)
 		}
+		logs = append(logs, st.logs...)
 		count += st.count
 		size += st.size
 		vlog = vlog || int64(st.maxVal) >= c.valueThreshold
 	}
 	if count == 0 {
 		return n, vlog, nil
+	}
+	for _, e := range journalWrites(logs) {
+		if err := txn.Set(e.key, e.val); err != nil {
+			return n, vlog, err
+		}
+		vlog = vlog || int64(len(e.val)) >= c.valueThreshold
 	}
 	return n, vlog, txn.Commit()
 }

@@ -159,6 +159,9 @@ func (c *pgCommitter) try(ops []*op) (int, error) {
 			o.err = err
 			continue
 		}
+		if len(st.logs) > 0 {
+			st.count++ // room for a journal key
+		}
 		if group.count+st.count > PostgresMaxWrites || group.size+st.size > PostgresMaxBytes {
 			if group.count == 0 {
 				o.err = fmt.Errorf("%w: %d writes, %d bytes (at most %d, %d bytes)", ErrTooBig, st.count, st.size, PostgresMaxWrites, PostgresMaxBytes)
@@ -169,6 +172,10 @@ func (c *pgCommitter) try(ops []*op) (int, error) {
 		for _, w := range st.entries {
 			group.put(w.key, w.val, w.del)
 		}
+		group.logs = append(group.logs, st.logs...)
+	}
+	for _, e := range journalWrites(group.logs) {
+		group.put(e.key, e.val, false)
 	}
 	if err := t.commit(group); err != nil {
 		var bf *beginFailed

@@ -2,6 +2,9 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"sort"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -78,6 +81,74 @@ func (tx *Txn) Delete(key []byte) error {
 	}
 	tx.st.put(key, nil, true)
 	return nil
+}
+
+// Journal adds entry to the transaction's journal under prefix, for a follower that reads the
+// journal in commit order (records' title journal). The entries of every Update committed in
+// one transaction are stored together, in the order written, under one key: prefix followed
+// by a new id (NewID, so later commits sort after earlier ones), whose value JournalEntries
+// reads back. One key per commit instead of one per Update spares the store a write per
+// Update on the committer's one goroutine, and the follower a deletion per entry. Reads
+// inside the Update do not see its journal entries. An Update that fails leaves none.
+func (tx *Txn) Journal(prefix, entry []byte) error {
+	if tx.st == nil {
+		return ErrReadOnly
+	}
+	if len(prefix)+idLen > MaxKeyLen {
+		return fmt.Errorf("%w: a journal prefix of %d bytes", ErrKeyTooLong, len(prefix))
+	}
+	tx.st.logs = append(tx.st.logs, logEntry{prefix: prefix, entry: entry})
+	// What the entry adds to the commit, at most: its bytes and length, and a key of its own.
+	tx.st.size += int64(len(entry)+binary.MaxVarintLen64+len(prefix)+idLen) + 16
+	return nil
+}
+
+// idLen is the length of a NewID.
+const idLen = 26
+
+// journalList marks a journal value of several entries (JournalEntries); a value without it
+// is one entry, as written before journals were grouped by commit.
+const journalList = 0xff
+
+// JournalEntries calls fn with each entry of a journal value (Txn.Journal), in the order they
+// were written, and stops at fn's first error. A value not in the list format (written one
+// entry to a key) is one entry; a list cut short is an error.
+func JournalEntries(v []byte, fn func(entry []byte) error) error {
+	if len(v) == 0 || v[0] != journalList {
+		return fn(v)
+	}
+	for rest := v[1:]; len(rest) > 0; {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || n > uint64(len(rest)-k) {
+			return errors.New("store: journal value cut short")
+		}
+		if err := fn(rest[k : k+int(n)]); err != nil {
+			return err
+		}
+		rest = rest[k+int(n):]
+	}
+	return nil
+}
+
+// logEntry is one journal entry staged by an Update.
+type logEntry struct{ prefix, entry []byte }
+
+// journalWrites returns the keys and values that store the journal entries logs, one key per
+// prefix, in the order each prefix first appears.
+func journalWrites(logs []logEntry) []stagedEntry {
+	var out []stagedEntry
+	at := map[string]int{}
+	for _, l := range logs {
+		i, ok := at[string(l.prefix)]
+		if !ok {
+			i = len(out)
+			at[string(l.prefix)] = i
+			out = append(out, stagedEntry{key: append(bytes.Clone(l.prefix), NewID()...), val: []byte{journalList}})
+		}
+		out[i].val = binary.AppendUvarint(out[i].val, uint64(len(l.entry)))
+		out[i].val = append(out[i].val, l.entry...)
+	}
+	return out
 }
 
 // IterOptions shapes a prefix scan.
@@ -163,12 +234,17 @@ func (tx *Txn) Iterate(o IterOptions, fn func(key, val []byte) (bool, error)) er
 // read-only transaction's.
 type stage struct {
 	entries []stagedEntry
-	at      map[string]int
+	// at indexes entries by key once there are more than stageScan of them; below, finding a
+	// key by comparing it with each entry is cheaper than hashing it into a map (a record
+	// write stages about 17 keys, on the committer's one goroutine).
+	at map[string]int
 	// count and size bound what applying the stage adds to the transaction (badger's own
 	// accounting: an entry, its key and value, and a little overhead each).
 	count, size int64
 	// maxVal is the length of the largest value staged (whether the value log gets one).
 	maxVal int
+	// logs are the journal entries staged (Txn.Journal), written at commit.
+	logs []logEntry
 	// parent holds the writes of the functions run before this one in the same transaction
 	// and not committed yet (the postgres committer's group); reads see them under the
 	// stage's own.
@@ -180,30 +256,54 @@ type stagedEntry struct {
 	del      bool
 }
 
+// stageScan is the most entries a stage finds a key among without its index (stage.at).
+const stageScan = 32
+
 func (st *stage) get(key []byte) (stagedEntry, bool) {
 	if st == nil {
 		return stagedEntry{}, false
 	}
-	if i, ok := st.at[string(key)]; ok {
+	if i := st.find(key); i >= 0 {
 		return st.entries[i], true
 	}
 	return st.parent.get(key)
 }
 
-func (st *stage) put(key, val []byte, del bool) {
-	if st.at == nil {
-		st.at = map[string]int{}
+// find returns the index of key's entry, or -1.
+func (st *stage) find(key []byte) int {
+	if st.at != nil {
+		if i, ok := st.at[string(key)]; ok {
+			return i
+		}
+		return -1
 	}
+	for i := range st.entries {
+		if bytes.Equal(st.entries[i].key, key) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (st *stage) put(key, val []byte, del bool) {
 	st.count++
 	st.size += int64(len(key)+len(val)) + 16
 	st.maxVal = max(st.maxVal, len(val))
 	e := stagedEntry{key: key, val: val, del: del}
-	if i, ok := st.at[string(key)]; ok {
+	if i := st.find(key); i >= 0 {
 		st.entries[i] = e
 		return
 	}
-	st.at[string(key)] = len(st.entries)
 	st.entries = append(st.entries, e)
+	switch {
+	case st.at != nil:
+		st.at[string(key)] = len(st.entries) - 1
+	case len(st.entries) > stageScan:
+		st.at = make(map[string]int, 2*len(st.entries))
+		for i, e := range st.entries {
+			st.at[string(e.key)] = i
+		}
+	}
 }
 
 // scan returns the staged entries below prefix from start on, in scan order (with a parent's

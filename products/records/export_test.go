@@ -104,17 +104,24 @@ func LegacyJournalForTest(s *Service) error {
 	if err != nil {
 		return err
 	}
+	// Each entry gets a key of its own, as those versions wrote them, in the journal's order.
 	return s.db.Update(context.Background(), func(txn *store.Txn) error {
 		for i, k := range keys {
-			e := parseJournalEntry(vals[i])
-			if !e.carried {
-				continue
+			if err := txn.Delete(k); err != nil {
+				return err
 			}
-			v := []byte(e.project + "/" + e.coll + "/" + e.id)
-			if e.hasPrev {
-				v = strconv.AppendFloat(append(v, 0), e.prevMs, 'f', -1, 64)
-			}
-			if err := txn.Set(k, v); err != nil {
+			err := store.JournalEntries(vals[i], func(ev []byte) error {
+				e := parseJournalEntry(ev)
+				v := bytes.Clone(ev)
+				if e.carried {
+					v = []byte(e.project + "/" + e.coll + "/" + e.id)
+					if e.hasPrev {
+						v = strconv.AppendFloat(append(v, 0), e.prevMs, 'f', -1, 64)
+					}
+				}
+				return txn.Set(append(journalPrefix(), store.NewID()...), v)
+			})
+			if err != nil {
 				return err
 			}
 		}

@@ -110,14 +110,19 @@ func (s *Service) follow(ctx context.Context) error {
 		err := s.db.View(ctx, func(txn *store.Txn) error {
 			keys, n = keys[:0], 0
 			return txn.Iterate(store.IterOptions{Prefix: journalPrefix(), Start: start}, func(k, v []byte) (bool, error) {
-				n++
 				start = append(bytes.Clone(k), 0)
 				if _, ok := s.fol.seen[string(k)]; ok {
+					n++
 					return n < followChunk, nil
 				}
 				keys = append(keys, string(k))
-				// Other nodes' entries arrive out of order: index the record as the store holds it.
-				return n < followChunk, indexEntry(txn, b, parseJournalEntry(v), true)
+				// A key holds the entries of one commit (store.Txn.Journal). Other nodes'
+				// entries arrive out of order: index the record as the store holds it.
+				err := store.JournalEntries(v, func(ev []byte) error {
+					n++
+					return indexEntry(txn, b, parseJournalEntry(ev), true)
+				})
+				return n < followChunk, err
 			})
 		})
 		if err != nil {

@@ -314,22 +314,27 @@ func (s *Service) drainJournal(ctx context.Context, full bool) (indexed int, err
 		err := s.db.View(ctx, func(txn *store.Txn) error {
 			keys, last, n = keys[:0], nil, 0
 			return txn.Iterate(store.IterOptions{Prefix: journalPrefix(), Start: s.journalNext}, func(k, v []byte) (bool, error) {
-				n++
 				last = k
 				if _, ok := s.indexed[string(k)]; ok {
+					n++
 					return n < journalChunk, nil
 				}
 				keys = append(keys, bytes.Clone(k))
-				e := parseJournalEntry(v)
-				// Past drainPaths records (a long catch-up) every entry reads its record.
-				read := first || len(paths) >= drainPaths
-				if !read {
-					path := e.project + "/" + e.coll + "/" + e.id
-					_, again := paths[path]
-					paths[path] = struct{}{}
-					read = again || bytes.Compare(k, resume) < 0
-				}
-				return n < journalChunk, indexEntry(txn, b, e, read)
+				// A key holds the entries of one commit, in the order written (store.Txn.Journal).
+				err := store.JournalEntries(v, func(ev []byte) error {
+					n++
+					e := parseJournalEntry(ev)
+					// Past drainPaths records (a long catch-up) every entry reads its record.
+					read := first || len(paths) >= drainPaths
+					if !read {
+						path := e.project + "/" + e.coll + "/" + e.id
+						_, again := paths[path]
+						paths[path] = struct{}{}
+						read = again || bytes.Compare(k, resume) < 0
+					}
+					return indexEntry(txn, b, e, read)
+				})
+				return n < journalChunk, err
 			})
 		})
 		if err != nil {

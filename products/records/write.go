@@ -159,7 +159,7 @@ func (w *txWriter) addJournal(project, coll string, entry []byte) error {
 	if !w.noVersions {
 		w.colls[[2]string{project, coll}] = struct{}{}
 	}
-	return w.txn.Set(append(journalPrefix(), store.NewID()...), entry)
+	return w.txn.Journal(journalPrefix(), entry)
 }
 
 // prepared is a version of a record ready to be stored: its key and encoding, its index writes
