@@ -159,7 +159,7 @@ func TestCountersExactWithHotParts(t *testing.T) {
 			db := storetest.OpenBackend(t, backend)
 			svc, _ := startRecords(t, records.Options{DB: db, Shared: backend == store.BackendPostgres}, docs[0], nil)
 			defer svc.Close()
-			const pad = 2 << 20 // three such Updates exceed one badger commit (15% of a 32 MB memtable)
+			const pad = 2 << 20 // two such Updates exceed one badger commit (15% of a 16 MB memtable)
 			put := func(tag string, big, fail bool) writer {
 				return writer{n: 12, fn: func(i int) error {
 					id := fmt.Sprintf("%s-%d", tag, i)
