@@ -29,7 +29,9 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
+	// Indexes made before wordsTokenizer name bleve's whitespace tokenizer in their mapping:
+	// it registers itself in bleve's registry when linked.
+	_ "github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bbolt "go.etcd.io/bbolt"
@@ -120,11 +122,12 @@ func parseOrderKey(k string) float64 {
 	return float64(ms)
 }
 
-func newMapping() (mapping.IndexMapping, error) {
+// newMapping is the mapping of a new index, whose analyzer splits words with tokenizer.
+func newMapping(tokenizer string) (mapping.IndexMapping, error) {
 	m := bleve.NewIndexMapping()
 	err := m.AddCustomAnalyzer(analyzer, map[string]any{
 		"type":      custom.Name,
-		"tokenizer": whitespace.Name,
+		"tokenizer": tokenizer,
 	})
 	if err != nil {
 		return nil, err
@@ -187,7 +190,7 @@ func Open(dir string) (*Index, error) {
 			return nil, fmt.Errorf("title: remove broken index: %w", rerr)
 		}
 	}
-	m, err := newMapping()
+	m, err := newMapping(tokenizerName)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +203,7 @@ func Open(dir string) (*Index, error) {
 
 // OpenMemory opens an in-memory index (tests and benchmarks).
 func OpenMemory() (*Index, error) {
-	m, err := newMapping()
+	m, err := newMapping(tokenizerName)
 	if err != nil {
 		return nil, err
 	}
