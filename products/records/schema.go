@@ -108,9 +108,16 @@ func (s *Schema) definitionJSON(secret bool) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// parseDate reads a date value: RFC 3339 (with or without fraction) or YYYY-MM-DD (UTC).
+// parseDate reads a date value: RFC 3339 (with or without fraction), the same without a zone
+// (UTC), or YYYY-MM-DD (UTC).
 func parseDate(s string) (time.Time, bool) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+	layouts := []string{time.RFC3339Nano, "2006-01-02T15:04:05"}
+	if len(s) == len("2006-01-02") {
+		// Only a date is this short: a create of a record with a date field read its value
+		// twice, each time failing the two longer layouts first (an error built each time).
+		layouts = []string{"2006-01-02"}
+	}
+	for _, layout := range layouts {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t, true
 		}
