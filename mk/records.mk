@@ -19,7 +19,7 @@ bench-records-server-rss: ## records: the real server's RSS and req/s under wrk,
 	products/records/bench/server-rss.sh $(RECORDS_DIR) $(RECORDS_N) "$(or $(RECORDS_MIXES),a b)" $(or $(RECORDS_MEMORY_MB),0)
 
 .PHONY: bench-records-writes
-bench-records-writes: ## records: durable record creates/s (admin API) and form submissions/s against the real server under wrk, 16 connections, at RECORDS_N records (RECORDS_DIR: a recordsbench -dir folder, made when missing)
+bench-records-writes: ## records: durable record creates/s (admin API) and form submissions/s against the real server under wrk, 16 connections, at RECORDS_N records, 3 rounds and their medians (WRITES_ROUNDS; RECORDS_DIR: a recordsbench -dir folder, made when missing)
 	@dir="$(or $(RECORDS_DIR),$(CURDIR)/.bench/records-$(RECORDS_N))"; \
 	test -d "$$dir/db" || $(GO) run ./products/records/cmd/recordsbench -n $(RECORDS_N) -dir "$$dir" -only none -duration 1s; \
 	products/records/bench/writes.sh "$$dir" $(RECORDS_N)

@@ -9,6 +9,9 @@
 # p50, p99 and the status classes of each, the server CPU per write during the run and with the
 # background work it left (compaction, title indexing) until the server is idle, the
 # records/forms ratio, and checks the acknowledged creates against the collection's total.
+# WRITES_ROUNDS (default 3) repeats the two phases, records then forms, and ends with the
+# medians: on a shared 2-core machine one round's ratio moves by about ±0.06 from the next
+# (docs/performance.md), and alternating the phases spreads any drift of the machine over both.
 # WRITES_ONLY=records (or forms) runs that phase alone, for quick A/B comparisons of one side.
 set -euo pipefail
 src=$1 n=$2
@@ -90,19 +93,43 @@ phase() {
 }
 only=${WRITES_ONLY:-}
 case $only in ""|records|forms) ;; *) echo "writes: WRITES_ONLY is records or forms" >&2; exit 2 ;; esac
-[ "$only" != forms ] && { phase records; rec=$out rms=$ms rbg=$bg; }
-[ "$only" != records ] && { phase forms; frm=$out fms=$ms fbg=$bg; }
+rounds=${WRITES_ROUNDS:-3}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "writes: WRITES_ROUNDS is a number of rounds (1 or more)" >&2; exit 2; }
 line() { # name output cpu-ms cpu-ms-until-settled
   read -r _ rps p50 p99 <<<"$(grep '^RESULT' <<<"$2")"
   acked=$(grep '^STATUS' <<<"$2" | sed 's/.*2xx=\([0-9]*\).*/\1/')
   per() { awk -v c="$1" -v n="$acked" 'BEGIN{printf "%.0f", c*1000/(n>0?n:1)}'; }
   echo "$1: $rps acknowledged/s, p50 ${p50} ms, p99 ${p99} ms, $(grep '^STATUS' <<<"$2" | cut -d' ' -f2-), socket errors: $(grep -c 'Socket errors' <<<"$2" || true), server CPU $(per "$3") µs per write ($(per "$4") µs with the background work until idle)"
 }
-echo "bench-records-writes: $n records, 16 connections, $dur each, sync_writes on, $(nproc) cores (shared)"
-[ "$only" != forms ] && line "record creates (admin API)" "$rec" "$rms" "$rbg"
-[ "$only" != records ] && line "form submissions (JSON)  " "$frm" "$fms" "$fbg"
-[ -n "$only" ] && exit 0
-r=$(grep '^RESULT' <<<"$rec" | awk '{print $2}') f=$(grep '^RESULT' <<<"$frm" | awk '{print $2}')
-acked=$(grep '^STATUS' <<<"$rec" | sed 's/.*2xx=\([0-9]*\).*/\1/')
-echo "records/forms: $(awk -v r="$r" -v f="$f" 'BEGIN{printf "%.2f", r/f}')"
-echo "published records: $before before, $after after: $((after - before)) new for $acked acknowledged creates (more when some were in flight as wrk stopped)"
+rate() { grep '^RESULT' <<<"$1" | awk '{print $2}'; }
+median() { # format values...
+  local f=$1; shift
+  tr ' ' '\n' <<<"$*" | sort -g | awk -v f="$f" '{v[NR]=$1} END{printf f, (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'
+}
+echo "bench-records-writes: $n records, 16 connections, $dur each, sync_writes on, $(nproc) cores (shared), $rounds round(s)"
+rs=() fs=() qs=()
+for round in $(seq 1 "$rounds"); do
+  [ "$rounds" -gt 1 ] && echo "round $round of $rounds"
+  if [ "$only" != forms ]; then
+    phase records
+    line "record creates (admin API)" "$out" "$ms" "$bg"
+    acked=$(grep '^STATUS' <<<"$out" | sed 's/.*2xx=\([0-9]*\).*/\1/')
+    echo "published records: $before before, $after after: $((after - before)) new for $acked acknowledged creates (more when some were in flight as wrk stopped)"
+    r=$(rate "$out"); rs+=("$r")
+  fi
+  if [ "$only" != records ]; then
+    phase forms
+    line "form submissions (JSON)  " "$out" "$ms" "$bg"
+    f=$(rate "$out"); fs+=("$f")
+  fi
+  if [ -z "$only" ]; then
+    q=$(awk -v r="$r" -v f="$f" 'BEGIN{printf "%.2f", r/f}'); qs+=("$q")
+    echo "records/forms: $q"
+  fi
+done
+[ "$rounds" -gt 1 ] || exit 0
+parts=()
+[ "$only" != forms ] && parts+=("record creates $(median %.0f "${rs[@]}")/s (rounds: ${rs[*]})")
+[ "$only" != records ] && parts+=("form submissions $(median %.0f "${fs[@]}")/s (rounds: ${fs[*]})")
+[ -z "$only" ] && parts+=("records/forms $(median %.2f "${qs[@]}") (rounds: ${qs[*]})")
+echo "median of $rounds rounds: $(IFS=';'; echo "${parts[*]}" | sed 's/;/; /g')"
