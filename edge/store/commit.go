@@ -210,9 +210,6 @@ func (c *committer) try(ops []*op) (n int, vlog bool, err error) {
 		if o.err != nil {
 			continue
 		}
-		if len(st.logs) > 0 {
-			st.count++ // room for a journal key
-		}
 		if count+st.count >= c.maxCount || size+st.size >= c.maxSize {
 			if count == 0 {
 				o.err = fmt.Errorf("%w: %d writes, %d bytes", ErrTooBig, st.count, st.size)

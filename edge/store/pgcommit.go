@@ -159,9 +159,6 @@ func (c *pgCommitter) try(ops []*op) (int, error) {
 			o.err = err
 			continue
 		}
-		if len(st.logs) > 0 {
-			st.count++ // room for a journal key
-		}
 		if group.count+st.count > PostgresMaxWrites || group.size+st.size > PostgresMaxBytes {
 			if group.count == 0 {
 				o.err = fmt.Errorf("%w: %d writes, %d bytes (at most %d, %d bytes)", ErrTooBig, st.count, st.size, PostgresMaxWrites, PostgresMaxBytes)

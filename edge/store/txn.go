@@ -97,6 +97,9 @@ func (tx *Txn) Journal(prefix, entry []byte) error {
 	if len(prefix)+idLen > MaxKeyLen {
 		return fmt.Errorf("%w: a journal prefix of %d bytes", ErrKeyTooLong, len(prefix))
 	}
+	if len(tx.st.logs) == 0 {
+		tx.st.count++ // room for a journal key (journalWrites), the stage's first entry's
+	}
 	tx.st.logs = append(tx.st.logs, logEntry{prefix: prefix, entry: entry})
 	// What the entry adds to the commit, at most: its bytes and length, and a key of its own.
 	tx.st.size += int64(len(entry)+binary.MaxVarintLen64+len(prefix)+idLen) + 16
