@@ -1,7 +1,6 @@
 package httpx
 
 import (
-	"encoding/json"
 	"mime"
 	"strings"
 
@@ -11,8 +10,8 @@ import (
 )
 
 // The one strict reading of JSON request bodies (edge/strictjson): every route that takes JSON
-// reads its body through JSONBody (or DecodeJSON, which calls it): the Content-Type must be
-// JSON, and the body exactly one I-JSON value.
+// reads its body through JSONBody or DecodeJSON, which make the same checks: the Content-Type
+// must be JSON, and the body exactly one I-JSON value.
 
 // ErrContentType is a body of a type other than JSON sent to a JSON route.
 var ErrContentType = apierr.New(415, apierr.CodeUnsupportedContentType, "this route takes Content-Type: application/json", nil)
@@ -58,16 +57,13 @@ func JSONContentType(c *fiber.Ctx) error {
 	return nil
 }
 
-// DecodeJSON reads the strict JSON body of c (JSONBody) into v with encoding/json. A value of
+// DecodeJSON reads the strict JSON body of c (JSONBody's checks) into v as encoding/json would,
+// in one pass where it can (strictjson.Decode). A value of
 // the wrong type is 400 VALIDATION_FAILED naming the field and the JSON type it must have;
 // the decoder's own text (with Go type names) stays the internal cause, never sent.
 func DecodeJSON(c *fiber.Ctx, v any, badJSONCode string) error {
-	body, err := JSONBody(c, badJSONCode)
-	if err != nil {
+	if err := JSONContentType(c); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return strictjson.DecodeError(err)
-	}
-	return nil
+	return strictjson.Decode(c.Body(), v, badJSONCode)
 }

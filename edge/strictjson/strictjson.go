@@ -18,7 +18,9 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Check returns nil when body is exactly one strict JSON value (see the package comment), or
@@ -58,15 +60,69 @@ func syntaxProblem(err error) error {
 // Validate is Check as an API error: 400 with badJSONCode (VALIDATION_FAILED carries
 // the problem in its details too).
 func Validate(body []byte, badJSONCode string) error {
-	problem := Check(body)
-	if problem == nil {
-		return nil
+	if problem := Check(body); problem != nil {
+		return invalid(problem, badJSONCode)
 	}
+	return nil
+}
+
+// invalid is Check's problem as Validate's API error.
+func invalid(problem error, badJSONCode string) error {
 	e := apierr.New(400, badJSONCode, "the body is not valid JSON: "+problem.Error(), problem)
 	if badJSONCode == apierr.CodeValidationFailed {
 		e.Details = []apierr.FieldProblem{{Field: "body", Problem: "is not valid JSON: " + problem.Error()}}
 	}
 	return e
+}
+
+// onePass reads JSON with encoding/json's semantics (encoding/json/v2's v1 options) and
+// jsontext's strictness (no duplicate member names, no invalid UTF-8): one value, as Check
+// reads it, decoded as encoding/json.Unmarshal decodes it. encoding/json's Number is a plain
+// string to the v2 decoder, which would take "abc" for one: encoding/json reads those.
+var onePass = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false),
+	jsonv2.WithUnmarshalers(jsonv2.UnmarshalFunc(func(b []byte, n *json.Number) error { return json.Unmarshal(b, n) })))
+
+// InvalidError is a body Check refuses, as Unmarshal returns it.
+type InvalidError struct{ Problem error }
+
+func (e *InvalidError) Error() string { return e.Problem.Error() }
+
+// Unmarshal is Check followed by encoding/json.Unmarshal of body into v (a non-nil pointer),
+// made in one pass when both would accept the body: about half the time and a third of the
+// allocations of the two passes, which every write of a record pays. A body the pass refuses
+// is read again in the two passes, whose errors callers render: *InvalidError with Check's
+// problem, or encoding/json's error (for DecodeError). FuzzUnmarshalAgrees checks that a body
+// the pass takes gives Check's nil and the value encoding/json gives.
+func Unmarshal(body []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		// Decoded into a copy: a body refused half-way leaves v as the two passes find it.
+		tmp := reflect.New(rv.Elem().Type())
+		tmp.Elem().Set(rv.Elem())
+		if jsonv2.Unmarshal(body, tmp.Interface(), onePass) == nil {
+			rv.Elem().Set(tmp.Elem())
+			return nil
+		}
+	}
+	if problem := Check(body); problem != nil {
+		return &InvalidError{problem}
+	}
+	return json.Unmarshal(body, v)
+}
+
+// Decode is Unmarshal with its errors as API errors: Validate's for a body Check refuses,
+// DecodeError's for a value of the wrong type.
+func Decode(body []byte, v any, badJSONCode string) error {
+	err := Unmarshal(body, v)
+	var ie *InvalidError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ie):
+		return invalid(ie.Problem, badJSONCode)
+	default:
+		return DecodeError(err)
+	}
 }
 
 // DecodeError turns an encoding/json decoding error of a well-formed body into 400

@@ -2,12 +2,15 @@ package strictjson
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 func TestCheck(t *testing.T) {
@@ -72,6 +75,50 @@ func TestDecodeErrorHasNoGoTypeNames(t *testing.T) {
 	}
 }
 
+// Decode answers as Validate then DecodeError would, keeps what v held when it refuses the body
+// half-way, and takes what the one pass refuses but the two passes accept (names that differ
+// in case only, which encoding/json merges).
+func TestDecode(t *testing.T) {
+	t.Parallel()
+	type req struct {
+		Name  string         `json:"name"`
+		Max   int            `json:"max"`
+		Extra map[string]any `json:"extra"`
+	}
+	for _, tc := range []struct {
+		name, body, code string
+		want             req
+		field, problem   string // the detail of the error, when code is set
+	}{
+		{"ok", `{"name":"a","max":2,"extra":{"x":[1,"y"]}}`, "", req{Name: "a", Max: 2, Extra: map[string]any{"x": []any{1.0, "y"}}}, "", ""},
+		{"case variants", `{"name":"a","Name":"b"}`, "", req{Name: "b", Max: 7}, "", ""},
+		{"duplicate key", `{"name":"a","name":"b"}`, "INVALID_JSON", req{Max: 7}, "", ""},
+		{"type error then syntax error", `{"max":"x",}`, "INVALID_JSON", req{Max: 7}, "", ""},
+		{"type error", `{"name":"a","max":"x"}`, apierr.CodeValidationFailed, req{}, "max", "must be an integer"},
+		{"fraction into an integer", `{"max":1.5}`, apierr.CodeValidationFailed, req{}, "max", "must be an integer"},
+	} {
+		v := req{Max: 7}
+		err := Decode([]byte(tc.body), &v, "INVALID_JSON")
+		if tc.code == "" {
+			if err != nil || !reflect.DeepEqual(v, tc.want) {
+				t.Errorf("%s: Decode = %+v, %v; want %+v", tc.name, v, err, tc.want)
+			}
+			continue
+		}
+		var e *apierr.Error
+		if !errors.As(err, &e) || e.Status != 400 || e.Code != tc.code {
+			t.Errorf("%s: Decode error %v, want 400 %s", tc.name, err, tc.code)
+			continue
+		}
+		if tc.field != "" && (len(e.Details) != 1 || e.Details[0] != apierr.FieldProblem{Field: tc.field, Problem: tc.problem}) {
+			t.Errorf("%s: details %+v, want %s %s", tc.name, e.Details, tc.field, tc.problem)
+		}
+		if tc.code == "INVALID_JSON" && !reflect.DeepEqual(v, tc.want) {
+			t.Errorf("%s: v = %+v after a refused body, want %+v", tc.name, v, tc.want)
+		}
+	}
+}
+
 // FuzzCheck: whatever Check accepts is one value encoding/json reads whole, with valid
 // UTF-8 strings and no object holding a name twice.
 func FuzzCheck(f *testing.F) {
@@ -119,4 +166,73 @@ func checkNoReplacement(t *testing.T, body []byte, v any) {
 			checkNoReplacement(t, body, e)
 		}
 	}
+}
+
+// fuzzTarget has a field of each kind request bodies decode into, and of the kinds where
+// encoding/json/v2 departs from encoding/json unless told otherwise (integers, durations,
+// times, ",string", raw messages, names in another case).
+type fuzzTarget struct {
+	S       string            `json:"s"`
+	CamelID string            `json:"camelId"`
+	B       *bool             `json:"b"`
+	F       float64           `json:"f"`
+	I       int               `json:"i"`
+	U       uint8             `json:"u"`
+	Q       int64             `json:"q,string"`
+	M       map[string]any    `json:"m"`
+	MS      map[string]string `json:"ms"`
+	L       []any             `json:"l"`
+	LI      []int             `json:"li"`
+	A       [2]string         `json:"a"`
+	X       any               `json:"x"`
+	T       time.Time         `json:"t"`
+	D       time.Duration     `json:"d"`
+	N       json.Number       `json:"n"`
+	R       json.RawMessage   `json:"r"`
+	P       *struct {
+		Y string `json:"y,omitempty"`
+	} `json:"p"`
+	Untagged string
+	Skipped  string `json:"-"`
+}
+
+// Unmarshal's one pass decodes a body only when Check and encoding/json both take it, into
+// what encoding/json gives; what it refuses gets the two passes' answer.
+func FuzzUnmarshalAgrees(f *testing.F) {
+	for _, s := range []string{
+		`{"s":"x","b":true,"f":1.5,"i":3,"u":255,"q":"7","m":{"a":[1,"b",null]},"ms":{"k":"v"}}`,
+		`{"l":[1,{"a":2}],"li":[1,2],"a":["x","y","z"],"x":{"k":1e3},"t":"2026-11-28T01:02:03Z"}`,
+		`{"d":1000,"n":12.5,"r":{"raw": [1, 2]},"p":{"y":"z"},"untagged":"u","Skipped":"no"}`,
+		`{"S":"upper","CAMELID":"c","camel_id":"d","Camel-Id":"e"}`, `{"s":"a","S":"b"}`,
+		`{"i":1.5}`, `{"i":1e2}`, `{"u":256}`, `{"q":7}`, `{"d":"1s"}`, `{"t":"2026-11-28"}`, `{"n":"abc"}`, `{"n":"12"}`, `{"r":"AAAA"}`,
+		`{"m":null,"l":null,"p":null,"b":null}`, `{"s":"\ud800"}`, "{\"s\":\"\xff\"}",
+		`{"s":"x"} x`, `[]`, `null`, `{"f":1e999}`, `{"\u212a":1}`, `{"ſ":"long s"}`, "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var one fuzzTarget
+		if jsonv2.Unmarshal(body, &one, onePass) != nil {
+			var got, want fuzzTarget
+			gotErr := Unmarshal(body, &got)
+			wantErr := Check(body)
+			if wantErr == nil {
+				wantErr = json.Unmarshal(body, &want)
+			}
+			if (gotErr == nil) != (wantErr == nil) || gotErr == nil && !reflect.DeepEqual(got, want) {
+				t.Fatalf("Unmarshal(%q) = %+v, %v; the two passes give %+v, %v", body, got, gotErr, want, wantErr)
+			}
+			return
+		}
+		if err := Check(body); err != nil {
+			t.Fatalf("one pass took %q, which Check refuses: %v", body, err)
+		}
+		var two fuzzTarget
+		if err := json.Unmarshal(body, &two); err != nil {
+			t.Fatalf("one pass took %q, which encoding/json refuses: %v", body, err)
+		}
+		if !reflect.DeepEqual(one, two) {
+			t.Fatalf("one pass read %q as %+v, encoding/json as %+v", body, one, two)
+		}
+	})
 }

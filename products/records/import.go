@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -113,11 +112,11 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 		// Each line is read as strictly as a JSON body (no duplicate keys, valid UTF-8), and a
 		// problem is named without encoding/json's Go type names.
 		var in WriteRecord
-		if err := strictjson.Check(b); err != nil {
-			fail(line, "not valid JSON: "+err.Error())
+		var bad *strictjson.InvalidError
+		if err := strictjson.Unmarshal(b, &in); errors.As(err, &bad) {
+			fail(line, "not valid JSON: "+bad.Problem.Error())
 			continue
-		}
-		if err := json.Unmarshal(b, &in); err != nil {
+		} else if err != nil {
 			p := strictjson.DecodeError(err).Details[0]
 			fail(line, p.Field+": "+p.Problem)
 			continue
