@@ -264,3 +264,28 @@ func TestWALListingFollowsNewLogs(t *testing.T) {
 	}
 	check("flushed log, after relist", false, "[00008.mem]", "[000001.vlog 000002.vlog]")
 }
+
+// The store opens badger with the base level of baseLevelMB, the memory knobs' defaults and the
+// sizes asked for (Options).
+func TestBadgerOptions(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		opts     Options
+		memtable int64
+	}{
+		{Options{Dir: t.TempDir()}, DefaultMemTableMB << 20},
+		{Options{Dir: t.TempDir(), MemTableMB: 8}, 8 << 20},
+	} {
+		db, err := Open(tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := db.e.(*badgerEngine).bdb.Opts()
+		if o.BaseLevelSize != baseLevelMB<<20 || o.MemTableSize != tc.memtable || o.BlockCacheSize != DefaultBlockCacheMB<<20 {
+			t.Errorf("badger opened with base level %d, memtable %d, block cache %d", o.BaseLevelSize, o.MemTableSize, o.BlockCacheSize)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
