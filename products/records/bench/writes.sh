@@ -21,8 +21,8 @@ root=$(cd "$here/../../.." && pwd)
 command -v wrk >/dev/null || { echo "writes: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 [ -d "$src/db" ] || { echo "writes: $src is not a folder made by recordsbench -dir" >&2; exit 2; }
 go build -o "$root/bin/gatehouse" "$root/edge/cmd/gatehouse"
-# The binary just written is tens of MB of dirty pages; flushed now, their writeback does not
-# meet the first phase's fsyncs (without this, the first round's records phase ran 7-14% slower).
+# The binary just written is tens of MB of dirty pages: flushed now, their writeback does not
+# meet the first phase's fsyncs.
 sync
 work=$(mktemp -d)
 pid=
