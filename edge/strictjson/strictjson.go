@@ -96,7 +96,9 @@ func (e *InvalidError) Error() string { return e.Problem.Error() }
 func Unmarshal(body []byte, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
-		// Decoded into a copy: a body refused half-way leaves v as the two passes find it.
+		// Decoded into a copy of v: a body refused half-way leaves v's fields as they were for
+		// the two passes (a map or slice v already held may have been written into, as
+		// encoding/json writes into them).
 		tmp := reflect.New(rv.Elem().Type())
 		tmp.Elem().Set(rv.Elem())
 		if jsonv2.Unmarshal(body, tmp.Interface(), onePass) == nil {
