@@ -12,7 +12,9 @@ import (
 type slogAdapter struct{ l *slog.Logger }
 
 func (a slogAdapter) log(level slog.Level, format string, args ...any) {
-	if a.l == nil {
+	// Badger logs at debug level on every write: asking first spares the formatting of lines
+	// nobody reads.
+	if a.l == nil || !a.l.Enabled(context.Background(), level) {
 		return
 	}
 	a.l.Log(context.Background(), level, strings.TrimSpace(fmt.Sprintf(format, args...)), "component", "badger")

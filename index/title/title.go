@@ -1,8 +1,8 @@
 // Package title is the bleve index of record titles that the records product searches with q:
-// one index for the whole gateway, each document keyed "<project>/<collection>/<id>" and
-// carrying its scope ("<project>/<collection>") and its title, lower-cased and split into
-// words by Words (so the index and Matches agree exactly), each word stored as
-// "<project>/<collection>:<word>" so that a prefix query reads one collection's terms only.
+// one index for the whole gateway, each document keyed "<project>/<collection>/<order key>"
+// and carrying its title, lower-cased and split into words by Words (so the index and Matches
+// agree exactly), each word stored as "<project>/<collection>:<word>" so that a prefix query
+// reads one collection's terms only.
 // A query matches records whose title has, for every word of the query, a word that starts
 // with it ("hel" finds "Hello world").
 //
@@ -27,13 +27,19 @@ import (
 	"unicode"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/document"
+	// Indexes made before format 9 name bleve's keyword analyzer in their mapping (their scope
+	// field): it registers itself in bleve's registry when linked, so they open, are found
+	// outdated and are rebuilt.
+	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	// Indexes made before wordsTokenizer name bleve's whitespace tokenizer in their mapping:
 	// it registers itself in bleve's registry when linked.
 	_ "github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
 	bbolt "go.etcd.io/bbolt"
 )
 
@@ -50,7 +56,6 @@ var errOutdated = errors.New("title: outdated index")
 var ErrTooMany = errors.New("title: too many matches")
 
 const (
-	fieldScope = "s"
 	fieldTitle = "t"
 	analyzer   = "words"
 	// completeKey marks an index whose initial build finished, with the term format.
@@ -72,22 +77,23 @@ const (
 	// unique term per document cost a third of the index's merge work, the search per write a
 	// tenth of its indexing. 8: no composite field "_all" (bleve's default, which every
 	// document fed and zap processed although no query reads it: a sixth of the index's
-	// per-document work).
-	formatVersion = "8"
+	// per-document work). 9: no scope field "s" (the keyword "<project>/<collection>" that only
+	// DeleteCollection read, which now asks for the document ids of the collection's prefix):
+	// a sixth of the index's per-document work; documents are built directly, without the
+	// mapping's walk of a Go value.
+	formatVersion = "9"
 )
 
 // Index is an open title index.
 type Index struct {
 	b bleve.Index
+	// words is the title field's analyzer, from the index's mapping (Batch.Put builds
+	// documents with it).
+	words analysis.Analyzer
 	// mem is set for an in-memory index, where a committed batch is as durable as it gets.
 	mem bool
 	// Fresh is true when Open created the index (or found it incomplete): the caller rebuilds it.
 	Fresh bool
-}
-
-type doc struct {
-	S string `json:"s"`
-	T string `json:"t"`
 }
 
 // msDigits is the width of the zero-padded createdAt in an order key (enough for any epoch
@@ -133,18 +139,12 @@ func newMapping(tokenizer string) (mapping.IndexMapping, error) {
 		return nil, err
 	}
 	dm := bleve.NewDocumentStaticMapping()
-	s := bleve.NewKeywordFieldMapping()
-	s.Analyzer = keyword.Name
-	s.Store = false
-	s.IncludeInAll = false
-	s.DocValues = false
 	t := bleve.NewTextFieldMapping()
 	t.Analyzer = analyzer
 	t.Store = false
 	t.IncludeInAll = false
 	t.IncludeTermVectors = false
 	t.DocValues = false
-	dm.AddFieldMappingsAt(fieldScope, s)
 	dm.AddFieldMappingsAt(fieldTitle, t)
 	// Queries name their field: the composite of all fields, which bleve adds unless its
 	// mapping is disabled, would be built for every document and never read.
@@ -172,7 +172,7 @@ func Open(dir string) (*Index, error) {
 	if err == nil {
 		v, gerr := b.GetInternal([]byte(completeKey))
 		if gerr == nil && string(v) == formatVersion {
-			return &Index{b: b}, nil
+			return opened(b, false, false)
 		}
 		// Unfinished, or of another format: bleve keeps the mapping an index was created
 		// with, so documents of this format must go into a new index, never the old one.
@@ -198,20 +198,32 @@ func Open(dir string) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("title: create index: %w", err)
 	}
-	return &Index{b: b, Fresh: true}, nil
+	return opened(b, false, true)
 }
 
-// OpenMemory opens an in-memory index (tests and benchmarks).
+// OpenMemory opens an in-memory index (tests and benchmarks): bleve's scorch, as on disk, without
+// the files (bleve's NewMemOnly is its older engine, whose document ids are not a field that
+// DeleteCollection could query).
 func OpenMemory() (*Index, error) {
 	m, err := newMapping(tokenizerName)
 	if err != nil {
 		return nil, err
 	}
-	b, err := bleve.NewMemOnly(m)
+	b, err := bleve.NewUsing("", m, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Index{b: b, mem: true, Fresh: true}, nil
+	return opened(b, true, true)
+}
+
+// opened wraps an open bleve index of this format; it closes b when its mapping lacks the
+// title analyzer.
+func opened(b bleve.Index, mem, fresh bool) (*Index, error) {
+	words := b.Mapping().AnalyzerNamed(analyzer)
+	if words == nil {
+		return nil, errors.Join(fmt.Errorf("title: the index's mapping has no analyzer %q", analyzer), b.Close())
+	}
+	return &Index{b: b, words: words, mem: mem, Fresh: fresh}, nil
 }
 
 // MarkComplete records that the initial build finished.
@@ -330,6 +342,12 @@ func (x *Index) NewBatch() *Batch { return &Batch{x: x, b: x.b.NewBatch()} }
 // A record's document is named by its createdAt: when that changed since the record was
 // indexed, the caller deletes the earlier document (Delete with the earlier createdAt).
 func (b *Batch) Put(project, collection, id, title string, createdMs float64) error {
+	return b.b.IndexAdvanced(b.x.document(project, collection, id, title, createdMs))
+}
+
+// document is the index's document of a record's title: its field holds the title's words,
+// each prefixed with the record's scope, and is analyzed as the mapping's title field is.
+func (x *Index) document(project, collection, id, title string, createdMs float64) *document.Document {
 	scope := project + "/" + collection + ":"
 	var t strings.Builder
 	for i, w := range Words(title) {
@@ -339,18 +357,25 @@ func (b *Batch) Put(project, collection, id, title string, createdMs float64) er
 		t.WriteString(scope)
 		t.WriteString(w)
 	}
-	return b.b.Index(docID(project, collection, id, createdMs), doc{S: project + "/" + collection, T: t.String()})
+	d := document.NewDocument(docID(project, collection, id, createdMs))
+	d.AddField(document.NewTextFieldCustom(fieldTitle, nil, []byte(t.String()), titleOptions, x.words))
+	return d
 }
+
+// titleOptions are the indexing options of the title field: what the mapping's field gives
+// (newMapping; TestPutMatchesMapping checks the two agree), indexed only.
+const titleOptions = index.IndexField
 
 // Delete removes the document of a record indexed with createdAt createdMs (none is fine).
 func (b *Batch) Delete(project, collection, id string, createdMs float64) {
 	b.b.Delete(docID(project, collection, id, createdMs))
 }
 
-// DeleteCollection queues the deletion of every document of a collection.
+// DeleteCollection queues the deletion of every document of a collection: those whose id starts
+// with "<project>/<collection>/" (names hold no '/', so no other collection's ids do).
 func (b *Batch) DeleteCollection(project, collection string) error {
-	q := bleve.NewTermQuery(project + "/" + collection)
-	q.SetField(fieldScope)
+	q := bleve.NewPrefixQuery(project + "/" + collection + "/")
+	q.SetField("_id")
 	var after []string
 	for {
 		req := bleve.NewSearchRequestOptions(q, 10000, 0, false)

@@ -1,11 +1,15 @@
 package title
 
 import (
+	"bytes"
 	"os"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/blevesearch/bleve/v2/document"
 )
 
 func TestSearch(t *testing.T) {
@@ -222,6 +226,18 @@ func TestRecordMovesWhenCreatedAtChanges(t *testing.T) {
 	if ids, _ := x.Search("p", "c", []string{"hello"}, 10); !reflect.DeepEqual(ids, []string{"b"}) {
 		t.Errorf("after Delete(a): %v, want [b]", ids)
 	}
+	// Neighbours whose names extend p or c keep their documents; a document without words is
+	// deleted with its collection.
+	b = x.NewBatch()
+	for _, sc := range [][2]string{{"p", "cc"}, {"pp", "c"}, {"p", "c-2"}} {
+		if err := b.Put(sc[0], sc[1], "n", "Hello neighbour", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Put("p", "c", "empty", "", 30); err != nil {
+		t.Fatal(err)
+	}
+	commit(b)
 	b = x.NewBatch()
 	if err := b.DeleteCollection("p", "c"); err != nil {
 		t.Fatal(err)
@@ -229,6 +245,14 @@ func TestRecordMovesWhenCreatedAtChanges(t *testing.T) {
 	commit(b)
 	if ids, _ := x.Search("p", "c", []string{"hello"}, 10); len(ids) != 0 {
 		t.Errorf("after DeleteCollection: %v", ids)
+	}
+	if n, err := x.b.DocCount(); err != nil || n != 3 {
+		t.Errorf("after DeleteCollection: %d documents (%v), want the 3 neighbours'", n, err)
+	}
+	for _, sc := range [][2]string{{"p", "cc"}, {"pp", "c"}, {"p", "c-2"}} {
+		if ids, _ := x.Search(sc[0], sc[1], []string{"neighbour"}, 10); !reflect.DeepEqual(ids, []string{"n"}) {
+			t.Errorf("after DeleteCollection(p, c): Search(%s/%s) = %v, want [n]", sc[0], sc[1], ids)
+		}
 	}
 }
 
@@ -256,8 +280,8 @@ func TestScopeKeepsItsCase(t *testing.T) {
 	}
 }
 
-// The index holds the scope and title fields only: no composite "_all" field (format 8), which
-// bleve builds for every document unless disabled and no query reads.
+// The index holds the title field only: no composite "_all" field (format 8), which bleve builds
+// for every document unless disabled and no query reads, and no scope field (format 9).
 func TestNoCompositeField(t *testing.T) {
 	t.Parallel()
 	x, err := Open(t.TempDir() + "/t.bleve")
@@ -277,7 +301,46 @@ func TestNoCompositeField(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(fields)
-	if want := []string{"_id", fieldScope, fieldTitle}; !slices.Equal(fields, want) {
+	if want := []string{"_id", fieldTitle}; !slices.Equal(fields, want) {
 		t.Errorf("index fields = %v, want %v", fields, want)
+	}
+}
+
+// TestPutMatchesMapping: the document Put builds directly is the one the index's mapping makes
+// of the same title: the same fields, options and analysis.
+func TestPutMatchesMapping(t *testing.T) {
+	t.Parallel()
+	x, err := OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	for _, title := range []string{"Hello wide World", "", "ünïcode 42 x", "a\u00a0b"} {
+		direct := x.document("p", "c", "1", title, 7)
+		var terms strings.Builder
+		for i, w := range Words(title) {
+			if i > 0 {
+				terms.WriteByte(' ')
+			}
+			terms.WriteString("p/c:" + w)
+		}
+		mapped := document.NewDocument(direct.ID())
+		if err := x.b.Mapping().MapDocument(mapped, map[string]any{fieldTitle: terms.String()}); err != nil {
+			t.Fatal(err)
+		}
+		if len(direct.Fields) != len(mapped.Fields) {
+			t.Fatalf("%q: %d fields, the mapping makes %d", title, len(direct.Fields), len(mapped.Fields))
+		}
+		for i, f := range direct.Fields {
+			m := mapped.Fields[i]
+			f.Analyze()
+			m.Analyze()
+			if f.Name() != m.Name() || f.Options() != m.Options() || !slices.Equal(f.ArrayPositions(), m.ArrayPositions()) ||
+				!bytes.Equal(f.Value(), m.Value()) || f.AnalyzedLength() != m.AnalyzedLength() ||
+				!reflect.DeepEqual(f.AnalyzedTokenFrequencies(), m.AnalyzedTokenFrequencies()) {
+				t.Errorf("%q: field %s (%v, %q, %v) differs from the mapping's %s (%v, %q, %v)", title,
+					f.Name(), f.Options(), f.Value(), f.AnalyzedTokenFrequencies(), m.Name(), m.Options(), m.Value(), m.AnalyzedTokenFrequencies())
+			}
+		}
 	}
 }

@@ -63,7 +63,10 @@ func TestIndexOfWhitespaceTokenizerStillServes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := &Index{b: b}
+	old, err := opened(b, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ob := old.NewBatch()
 	if err := ob.Put("p", "c", "a", "Hello old world", 1); err != nil {
 		t.Fatal(err)
