@@ -36,7 +36,9 @@ func TestStandbyPromotedAfterPrimaryKilled(t *testing.T) {
 		_, err = conn.Exec(ctx, sql)
 		return err
 	}
-	if err := exec(u, "create table t (v int); insert into t values (1)"); err != nil {
+	// remote_apply: the commit returns once the standby has applied it, so the standby's
+	// refusal below is of the write, not of a table it has yet to see.
+	if err := exec(u, "set synchronous_commit = remote_apply; create table t (v int); insert into t values (1)"); err != nil {
 		t.Fatal(err)
 	}
 	var pe *pgconn.PgError
