@@ -10,11 +10,44 @@ import (
 // Entry returns the entry of record id with the encoded value enc, below prefix, as a
 // position in scan order (ScanOptions.After). The key Put stores is the same but for a long
 // string, which it holds in its key form (see the package doc).
-func Entry(prefix, enc []byte, id string) []byte {
-	k := make([]byte, 0, len(prefix)+len(enc)+len(id))
-	k = append(k, prefix...)
-	k = append(k, enc...)
-	return append(k, id...)
+func Entry(prefix, enc []byte, id string) []byte { return (*Keys)(nil).Entry(prefix, enc, id) }
+
+// Keys cuts keys from shared blocks of memory: a writer that builds a dozen keys at once (a
+// record's index entries) allocates a block or two instead of a slice per key, which in a
+// server's hot path costs more than the bytes. A key it returns has no spare capacity, so an
+// append to it copies; it lives as long as any key of its block. A nil *Keys allocates each key
+// on its own.
+type Keys struct{ block []byte }
+
+// keysBlock is the size of a Keys block (a record's entries fit in one or two).
+const keysBlock = 1024
+
+// alloc returns an empty slice with room for exactly n bytes.
+func (k *Keys) alloc(n int) []byte {
+	if k == nil {
+		return make([]byte, 0, n)
+	}
+	if cap(k.block)-len(k.block) < n {
+		k.block = make([]byte, 0, max(n, keysBlock))
+	}
+	i := len(k.block)
+	k.block = k.block[:i+n]
+	return k.block[i:i:i+n]
+}
+
+// Entry is the package's Entry, cut from k.
+func (k *Keys) Entry(prefix, enc []byte, id string) []byte {
+	b := k.alloc(len(prefix) + len(enc) + len(id))
+	b = append(b, prefix...)
+	b = append(b, enc...)
+	return append(b, id...)
+}
+
+// Sub is the package's Sub, cut from k.
+func (k *Keys) Sub(prefix, enc []byte) []byte {
+	b := k.alloc(len(prefix) + len(enc))
+	b = append(b, prefix...)
+	return append(b, enc...)
 }
 
 // Sub returns the prefix of a compound index's entries whose leading value is enc: a compound
@@ -22,11 +55,7 @@ func Entry(prefix, enc []byte, id string) []byte {
 // its entries are ordinary entries (Entry, Split, Scan, Put and Remove apply), ordered by the
 // second value and then id. Since encodings are self-delimiting, the prefixes of two lead
 // values never overlap.
-func Sub(prefix, enc []byte) []byte {
-	k := make([]byte, 0, len(prefix)+len(enc))
-	k = append(k, prefix...)
-	return append(k, enc...)
-}
+func Sub(prefix, enc []byte) []byte { return (*Keys)(nil).Sub(prefix, enc) }
 
 // Split returns the encoded value and the record id of an entry key below prefix (for a long
 // string, its key form: the full value is the entry's value).
@@ -46,13 +75,18 @@ type KV struct{ Key, Val []byte }
 // transaction: one per value in encs (none for an empty encs), whose value is empty or, for a
 // long string, its full encoding (its key holds the key form).
 func Entries(dst []KV, prefix []byte, encs [][]byte, id string) []KV {
+	return (*Keys)(nil).Entries(dst, prefix, encs, id)
+}
+
+// Entries is the package's Entries, the keys cut from k.
+func (k *Keys) Entries(dst []KV, prefix []byte, encs [][]byte, id string) []KV {
 	for _, e := range encs {
 		var val []byte
 		kf := keyForm(e)
 		if len(kf) != len(e) {
 			val = e
 		}
-		dst = append(dst, KV{Entry(prefix, kf, id), val})
+		dst = append(dst, KV{k.Entry(prefix, kf, id), val})
 	}
 	return dst
 }

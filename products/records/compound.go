@@ -65,23 +65,24 @@ func (s *Schema) hasCompound(lead, order string) bool {
 	return l != nil && o != nil && leadField(l) && orderField(o) && !l.Array
 }
 
-// compoundKeys returns the compound entries of a record under schema s (nil for none).
-func compoundKeys(s *Schema, r *record) []fields.KV {
+// compoundKeys returns the compound entries of a record under schema s (nil for none); keys
+// (nil for none) holds their keys.
+func compoundKeys(keys *fields.Keys, s *Schema, r *record) []fields.KV {
 	var out []fields.KV
-	for _, l := range s.leads {
+	for i, l := range s.leads {
 		lv := r.values(l)
 		if len(lv) != 1 || lv[0][0] == fields.TagNull {
 			continue
 		}
 		proj := encodeProjection(r, l)
-		for _, o := range s.orders {
+		for j, o := range s.orders {
 			ov := r.values(o)
 			enc := fields.Null()
 			if len(ov) > 0 {
 				enc = ov[0]
 			}
-			sub := fields.Sub(compoundPrefix(s.Project, s.Name, l, o), lv[0])
-			out = append(out, fields.KV{Key: fields.Entry(sub, enc, r.id), Val: proj})
+			sub := keys.Sub(s.leadOrderKeys[i*len(s.orders)+j], lv[0])
+			out = append(out, fields.KV{Key: keys.Entry(sub, enc, r.id), Val: proj})
 		}
 	}
 	return out
@@ -206,7 +207,7 @@ func (s *Service) buildCompoundOf(ctx context.Context, sch *Schema) error {
 					return false, err
 				}
 				if r.published {
-					entries = append(entries, compoundKeys(sch, r)...)
+					entries = append(entries, compoundKeys(nil, sch, r)...)
 				}
 				return n < 1000 && len(entries) < 10000, nil
 			})

@@ -2,6 +2,7 @@ package records
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -28,6 +29,11 @@ type Field struct {
 	// Indexed is false for json fields: they are neither filterable nor sortable.
 	Indexed bool
 	Def     CollectionField
+	// idxKey and groupKey are the field's index and group key prefixes in its collection
+	// (idxPrefix, groupPrefix; groupKey only for a groupable field), computed once with the
+	// schema so that a write does not build them for every record (idxPrefixOf,
+	// groupPrefixOf). Never appended to in place: their capacity ends with them.
+	idxKey, groupKey []byte
 }
 
 // Groupable reports whether per-value counts of the field are kept (few distinct values).
@@ -50,8 +56,12 @@ type Schema struct {
 	Fields  []*Field
 	byName  map[string]*Field
 	def     Collection
-	// leads and orders are the fields of the compound indexes (compound.go).
+	// leads and orders are the fields of the compound indexes (compound.go); leadOrderKeys
+	// their key prefixes, compoundPrefix of leads[i] and orders[j] at i*len(orders)+j.
 	leads, orders []string
+	leadOrderKeys [][]byte
+	// countKey is the collection's count key (countKey).
+	countKey []byte
 }
 
 func compileSchema(project string, c Collection) *Schema {
@@ -68,7 +78,57 @@ func compileSchema(project string, c Collection) *Schema {
 	}
 	s.byName[fieldID] = &Field{Name: fieldID, Type: "text"}
 	s.compoundFields()
+	s.keyPrefixes()
 	return s
+}
+
+// keyPrefixes computes the key prefixes a write of the collection's records uses.
+func (s *Schema) keyPrefixes() {
+	for _, f := range s.byName {
+		if f.Indexed {
+			f.idxKey = slices.Clip(idxPrefix(s.Project, s.Name, f.Name))
+		}
+		if f.Groupable() {
+			f.groupKey = slices.Clip(groupPrefix(s.Project, s.Name, f.Name))
+		}
+	}
+	s.leadOrderKeys = nil
+	for _, l := range s.leads {
+		for _, o := range s.orders {
+			s.leadOrderKeys = append(s.leadOrderKeys, slices.Clip(compoundPrefix(s.Project, s.Name, l, o)))
+		}
+	}
+	s.countKey = slices.Clip(countKey(s.Project, s.Name))
+}
+
+// is reports whether s (possibly nil) is the schema of collection coll of project.
+func (s *Schema) is(project, coll string) bool {
+	return s != nil && s.Project == project && s.Name == coll
+}
+
+// schemaField returns field name of sch when sch is the schema of collection coll of project
+// (nil otherwise), for the key prefixes it keeps.
+func schemaField(project, coll string, sch *Schema, name string) *Field {
+	if !sch.is(project, coll) {
+		return nil
+	}
+	return sch.byName[name]
+}
+
+// idxPrefixOf is idxPrefix(project, coll, name), the schema's when it keeps it.
+func idxPrefixOf(project, coll string, sch *Schema, name string) []byte {
+	if f := schemaField(project, coll, sch, name); f != nil && f.idxKey != nil {
+		return f.idxKey
+	}
+	return idxPrefix(project, coll, name)
+}
+
+// groupPrefixOf is groupPrefix(project, coll, name), the schema's when it keeps it.
+func groupPrefixOf(project, coll string, sch *Schema, name string) []byte {
+	if f := schemaField(project, coll, sch, name); f != nil && f.groupKey != nil {
+		return f.groupKey
+	}
+	return groupPrefix(project, coll, name)
 }
 
 // field returns a field by name, including id, createdAt and updatedAt.

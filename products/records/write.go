@@ -82,30 +82,34 @@ type indexWrites struct {
 // collection that no longer exists, whose entries are dropped with it).
 func indexOf(project, coll string, sch *Schema, r *record) indexWrites {
 	var iw indexWrites
+	keys := &fields.Keys{}
 	if sch != nil {
-		iw.entries = compoundKeys(sch, r)
+		iw.entries = compoundKeys(keys, sch, r)
 	}
 	for _, x := range r.idx {
-		iw.entries = fields.Entries(iw.entries, idxPrefix(project, coll, x.name), x.encs, r.id)
+		iw.entries = keys.Entries(iw.entries, idxPrefixOf(project, coll, sch, x.name), x.encs, r.id)
 	}
-	iw.counts = countsOf(project, coll, r)
+	iw.counts = countsOf(keys, project, coll, sch, r)
 	return iw
 }
 
-// countsOf returns the counters r counts in: the groups of its groupable values and the
-// collection's count.
-func countsOf(project, coll string, r *record) [][]byte {
+// countsOf returns the counters r counts in under sch (nil when gone): the groups of its
+// groupable values and the collection's count; keys (nil for none) holds the group keys.
+func countsOf(keys *fields.Keys, project, coll string, sch *Schema, r *record) [][]byte {
 	var out [][]byte
 	for _, x := range r.idx {
 		if !x.group {
 			continue
 		}
-		gp := groupPrefix(project, coll, x.name)
+		gp := groupPrefixOf(project, coll, sch, x.name)
 		for _, e := range x.encs {
 			if e[0] != fields.TagNull {
-				out = append(out, append(gp[:len(gp):len(gp)], e...))
+				out = append(out, keys.Sub(gp, e))
 			}
 		}
+	}
+	if sch.is(project, coll) && sch.countKey != nil {
+		return append(out, sch.countKey)
 	}
 	return append(out, countKey(project, coll))
 }
@@ -125,18 +129,18 @@ func (w *txWriter) add(iw indexWrites) error {
 // it out; fields.Remove also deletes what versions before key forms wrote for long strings.
 func (w *txWriter) remove(project, coll string, sch *Schema, r *record) error {
 	if sch != nil {
-		for _, e := range compoundKeys(sch, r) {
+		for _, e := range compoundKeys(nil, sch, r) {
 			if err := w.txn.Delete(e.Key); err != nil {
 				return err
 			}
 		}
 	}
 	for _, x := range r.idx {
-		if err := fields.Remove(w.txn, idxPrefix(project, coll, x.name), x.encs, r.id); err != nil {
+		if err := fields.Remove(w.txn, idxPrefixOf(project, coll, sch, x.name), x.encs, r.id); err != nil {
 			return err
 		}
 	}
-	w.count(countsOf(project, coll, r), -1)
+	w.count(countsOf(nil, project, coll, sch, r), -1)
 	return nil
 }
 
