@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,15 +47,20 @@ func orderField(f *Field) bool {
 	return f.Name == fieldCreatedAt || (f.Type == "number" || f.Type == "date") && f.Name != fieldUpdatedAt
 }
 
-// compoundFields fills s.leads and s.orders from its fields.
+// compoundFields fills s.leads and s.orders from its fields, and s.leadOrderKeys.
 func (s *Schema) compoundFields() {
-	s.leads, s.orders = nil, []string{fieldCreatedAt}
+	s.leads, s.orders, s.leadOrderKeys = nil, []string{fieldCreatedAt}, nil
 	for _, f := range s.Fields {
 		switch {
 		case leadField(f):
 			s.leads = append(s.leads, f.Name)
 		case orderField(f):
 			s.orders = append(s.orders, f.Name)
+		}
+	}
+	for _, l := range s.leads {
+		for _, o := range s.orders {
+			s.leadOrderKeys = append(s.leadOrderKeys, slices.Clip(compoundPrefix(s.Project, s.Name, l, o)))
 		}
 	}
 }

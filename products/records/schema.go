@@ -82,7 +82,8 @@ func compileSchema(project string, c Collection) *Schema {
 	return s
 }
 
-// keyPrefixes computes the key prefixes a write of the collection's records uses.
+// keyPrefixes computes the key prefixes a write of the collection's records uses (the compound
+// pairs' with the pairs, compoundFields).
 func (s *Schema) keyPrefixes() {
 	for _, f := range s.byName {
 		if f.Indexed {
@@ -90,12 +91,6 @@ func (s *Schema) keyPrefixes() {
 		}
 		if f.Groupable() {
 			f.groupKey = slices.Clip(groupPrefix(s.Project, s.Name, f.Name))
-		}
-	}
-	s.leadOrderKeys = nil
-	for _, l := range s.leads {
-		for _, o := range s.orders {
-			s.leadOrderKeys = append(s.leadOrderKeys, slices.Clip(compoundPrefix(s.Project, s.Name, l, o)))
 		}
 	}
 	s.countKey = slices.Clip(countKey(s.Project, s.Name))
