@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/oklog/ulid/v2"
 )
 
 func TestUpdateViewIterate(t *testing.T) {
@@ -61,8 +63,12 @@ func TestNewIDIsTimeOrdered(t *testing.T) {
 	if !sort.StringsAreSorted(ids) {
 		t.Errorf("NewID values are not increasing")
 	}
-	if len(ids[0]) != 26 {
-		t.Errorf("NewID length %d", len(ids[0]))
+	for _, id := range ids {
+		// Lower-case Crockford base32 of a ULID, as ulid spells it upper-case.
+		u, err := ulid.ParseStrict(strings.ToUpper(id))
+		if len(id) != 26 || err != nil || strings.ToLower(u.String()) != id {
+			t.Fatalf("NewID %q: not a lower-case ULID (%v)", id, err)
+		}
 	}
 }
 

@@ -183,31 +183,39 @@ func parseDate(s string) (time.Time, bool) {
 // encodeTime is the index encoding of an instant (milliseconds since the epoch, as a number).
 func encodeTime(t time.Time) []byte { return fields.Number(float64(t.UnixMilli())) }
 
-// encodeValues returns the index encodings of a stored value of f: one for a scalar (Null when
-// missing), one per element for arrays, none for json fields.
-func encodeValues(f *Field, v any) [][]byte {
+// appendValues appends to dst the index encodings of a stored value of f: one for a scalar
+// (Null when missing), one per distinct element for arrays, none for json fields (ok false).
+// A record's fields append to one slice, one allocation for all of them.
+func appendValues(dst [][]byte, f *Field, v any) (out [][]byte, ok bool) {
 	if !f.Indexed {
-		return nil
+		return dst, false
 	}
 	if f.Array {
 		arr, _ := v.([]any)
-		seen := map[string]bool{}
-		out := make([][]byte, 0, len(arr))
-		for _, e := range arr {
+		var seen map[string]bool // past smallArray elements; below, earlier ones are compared
+		if len(arr) > smallArray {
+			seen = make(map[string]bool, len(arr))
+		}
+		for i, e := range arr {
 			s, ok := e.(string)
-			if !ok || seen[s] {
+			if !ok || seen != nil && seen[s] || seen == nil && slices.Contains(arr[:i], any(s)) {
 				continue
 			}
-			seen[s] = true
-			out = append(out, fields.String(s))
+			if seen != nil {
+				seen[s] = true
+			}
+			dst = append(dst, fields.String(s))
 		}
-		return out
+		return dst, true
 	}
 	if enc := encodeScalar(f, v); enc != nil {
-		return [][]byte{enc}
+		return append(dst, enc), true
 	}
-	return [][]byte{fields.Null()}
+	return append(dst, fields.Null()), true
 }
+
+// smallArray is the most elements appendValues dedupes by comparing each with those before it.
+const smallArray = 16
 
 func encodeScalar(f *Field, v any) []byte {
 	switch f.Type {

@@ -352,8 +352,11 @@ func buildRecord(s *Schema, id string, published bool, data map[string]any, crea
 	rec := &record{id: id, published: published,
 		idx: make([]idxVal, 0, len(s.Fields)+2), segs: make([]segment, 0, len(s.Fields)+2)}
 	ca, ua := created.UTC().Truncate(time.Millisecond), updated.UTC().Truncate(time.Millisecond)
-	rec.idx = append(rec.idx, idxVal{name: fieldCreatedAt, encs: [][]byte{encodeTime(ca)}},
-		idxVal{name: fieldUpdatedAt, encs: [][]byte{encodeTime(ua)}})
+	// encs holds every field's encodings; each field's are a slice of it with no spare room.
+	encs := make([][]byte, 0, len(s.Fields)+2)
+	encs = append(encs, encodeTime(ca), encodeTime(ua))
+	rec.idx = append(rec.idx, idxVal{name: fieldCreatedAt, encs: encs[0:1:1]},
+		idxVal{name: fieldUpdatedAt, encs: encs[1:2:2]})
 	for _, f := range s.Fields {
 		v := data[f.Name]
 		raw := []byte("null")
@@ -366,15 +369,24 @@ func buildRecord(s *Schema, id string, published bool, data map[string]any, crea
 			}
 		}
 		rec.segs = append(rec.segs, segment{name: f.Name, private: f.Private, raw: raw})
-		if encs := encodeValues(f, v); encs != nil {
-			rec.idx = append(rec.idx, idxVal{name: f.Name, encs: encs, group: f.Groupable()})
+		start := len(encs)
+		var ok bool
+		if encs, ok = appendValues(encs, f, v); ok {
+			rec.idx = append(rec.idx, idxVal{name: f.Name, encs: encs[start:len(encs):len(encs)], group: f.Groupable()})
 		}
 	}
 	// The times' JSON strings: digits, letters and punctuation json.Marshal leaves as they are.
-	cb := strconv.AppendQuote(nil, ca.Format(tenancy.TimeFormat))
-	ub := strconv.AppendQuote(nil, ua.Format(tenancy.TimeFormat))
+	cb, ub := quotedTime(ca), quotedTime(ua)
 	rec.segs = append(rec.segs, segment{name: fieldCreatedAt, raw: cb}, segment{name: fieldUpdatedAt, raw: ub})
 	return rec
+}
+
+// quotedTime is t in the interface's timestamp form, between double quotes: a JSON string.
+func quotedTime(t time.Time) []byte {
+	b := make([]byte, 0, len(tenancy.TimeFormat)+8)
+	b = append(b, '"')
+	b = t.AppendFormat(b, tenancy.TimeFormat)
+	return append(b, '"')
 }
 
 // data decodes the record's fields back into a map (for rebuilds after a schema change).

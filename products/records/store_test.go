@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
 var now0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -76,6 +78,47 @@ func TestJournalEntryRoundTrip(t *testing.T) {
 	} {
 		if got := parseJournalEntry(tc.v); got != tc.want {
 			t.Errorf("%s: parseJournalEntry(%q) = %+v, want %+v", tc.name, tc.v, got, tc.want)
+		}
+	}
+}
+
+// TestAppendValues: a field's encodings appended to a record's shared slice, arrays deduped by
+// comparison when small and by a set past smallArray elements, non-strings dropped from arrays.
+func TestAppendValues(t *testing.T) {
+	t.Parallel()
+	many := make([]any, 0, 3*smallArray)
+	var manyWant [][]byte
+	for i := range 3 * smallArray {
+		s := string(rune('a' + i%(2*smallArray)))
+		many = append(many, s)
+		if i < 2*smallArray {
+			manyWant = append(manyWant, fields.String(s))
+		}
+	}
+	tags := &Field{Name: "tags", Type: "multiselect", Array: true, Indexed: true}
+	for _, c := range []struct {
+		name string
+		f    *Field
+		v    any
+		want [][]byte
+		ok   bool
+	}{
+		{"scalar", &Field{Name: "n", Type: "number", Indexed: true}, 2.5, [][]byte{fields.Number(2.5)}, true},
+		{"null", &Field{Name: "n", Type: "number", Indexed: true}, nil, [][]byte{fields.Null()}, true},
+		{"json", &Field{Name: "m", Type: "json"}, map[string]any{"a": 1.0}, nil, false},
+		{"empty array", tags, []any{}, nil, true},
+		{"small array", tags, []any{"b", "a", "b", 3.0, "a", map[string]any{}}, [][]byte{fields.String("b"), fields.String("a")}, true},
+		{"large array", tags, many, manyWant, true},
+	} {
+		dst := [][]byte{fields.Null()}
+		got, ok := appendValues(dst, c.f, c.v)
+		if ok != c.ok || len(got) != 1+len(c.want) {
+			t.Fatalf("%s: %d encodings, ok %v; want %d, %v", c.name, len(got)-1, ok, len(c.want), c.ok)
+		}
+		for i, w := range c.want {
+			if !bytes.Equal(got[1+i], w) {
+				t.Errorf("%s: encoding %d = %q, want %q", c.name, i, got[1+i], w)
+			}
 		}
 	}
 }
