@@ -32,7 +32,7 @@ func (k *Keys) alloc(n int) []byte {
 	}
 	i := len(k.block)
 	k.block = k.block[:i+n]
-	return k.block[i:i:i+n]
+	return k.block[i : i : i+n]
 }
 
 // Entry is the package's Entry, cut from k.

@@ -348,18 +348,23 @@ func (b *Batch) Put(project, collection, id, title string, createdMs float64) er
 // document is the index's document of a record's title: its field holds the title's words,
 // each prefixed with the record's scope, and is analyzed as the mapping's title field is.
 func (x *Index) document(project, collection, id, title string, createdMs float64) *document.Document {
+	d := document.NewDocument(docID(project, collection, id, createdMs))
+	d.AddField(document.NewTextFieldCustom(fieldTitle, nil, titleTerms(project, collection, title), titleOptions, x.words))
+	return d
+}
+
+// titleTerms is the text of a title's field: its words, each prefixed with the record's scope
+// "<project>/<collection>:", separated by spaces.
+func titleTerms(project, collection, title string) []byte {
 	scope := project + "/" + collection + ":"
-	var t strings.Builder
+	var t []byte
 	for i, w := range Words(title) {
 		if i > 0 {
-			t.WriteByte(' ')
+			t = append(t, ' ')
 		}
-		t.WriteString(scope)
-		t.WriteString(w)
+		t = append(append(t, scope...), w...)
 	}
-	d := document.NewDocument(docID(project, collection, id, createdMs))
-	d.AddField(document.NewTextFieldCustom(fieldTitle, nil, []byte(t.String()), titleOptions, x.words))
-	return d
+	return t
 }
 
 // titleOptions are the indexing options of the title field: what the mapping's field gives

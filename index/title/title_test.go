@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/document"
@@ -317,15 +316,8 @@ func TestPutMatchesMapping(t *testing.T) {
 	defer x.Close()
 	for _, title := range []string{"Hello wide World", "", "ünïcode 42 x", "a\u00a0b"} {
 		direct := x.document("p", "c", "1", title, 7)
-		var terms strings.Builder
-		for i, w := range Words(title) {
-			if i > 0 {
-				terms.WriteByte(' ')
-			}
-			terms.WriteString("p/c:" + w)
-		}
 		mapped := document.NewDocument(direct.ID())
-		if err := x.b.Mapping().MapDocument(mapped, map[string]any{fieldTitle: terms.String()}); err != nil {
+		if err := x.b.Mapping().MapDocument(mapped, map[string]any{fieldTitle: string(titleTerms("p", "c", title))}); err != nil {
 			t.Fatal(err)
 		}
 		if len(direct.Fields) != len(mapped.Fields) {

@@ -108,7 +108,7 @@ func countsOf(keys *fields.Keys, project, coll string, sch *Schema, r *record) [
 			}
 		}
 	}
-	if sch.is(project, coll) && sch.countKey != nil {
+	if sch.is(project, coll) {
 		return append(out, sch.countKey)
 	}
 	return append(out, countKey(project, coll))
