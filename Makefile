@@ -14,7 +14,7 @@ BENCH_TARGETS := bench-go
 
 -include mk/*.mk
 
-.PHONY: help build run test test-go vet bench bench-go fuzz clean
+.PHONY: help build run install test test-go vet bench bench-go fuzz clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -24,6 +24,11 @@ build: ## build bin/gatehouse (the Go build never needs npm: bundles are committ
 
 run: build ## build and start the gateway on ./data with the demo tenants from configs/
 	./$(BIN) serve --config configs/gatehouse.yaml --tenants configs/demo.tenants.yaml
+
+PREFIX ?= $(HOME)/.local
+install: build ## copy bin/gatehouse to $(PREFIX)/bin (PREFIX defaults to ~/.local)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gatehouse
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "note: $(PREFIX)/bin is not on PATH";; esac
 
 vet: ## go vet every package
 	$(GO) vet ./...

@@ -11,10 +11,12 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/suggest"
 	"github.com/gatehouse-dev/gatehouse/edge/yamldoc"
 )
 
@@ -261,6 +263,26 @@ func (c *Config) LoadEnv(env []string) error {
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// UnknownEnv reports each GATEHOUSE_* variable of env (os.Environ form) that is neither a
+// configuration key's variable nor one of also (variables other commands read, such as
+// GATEHOUSE_SERVER), with the nearest known name: a misspelled variable would otherwise be
+// ignored in silence. Variables under GATEHOUSE_TEST_ belong to the test suites.
+func UnknownEnv(env []string, also ...string) []string {
+	known := also
+	for _, k := range Keys() {
+		known = append(known, EnvName(k))
+	}
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "GATEHOUSE_") || strings.HasPrefix(k, "GATEHOUSE_TEST_") || slices.Contains(known, k) {
+			continue
+		}
+		out = append(out, k+": not a configuration variable, ignored"+suggest.DidYouMean(k, known))
+	}
+	return out
 }
 
 // EnvName returns the environment variable of a dotted key: email.smtp.port -> GATEHOUSE_EMAIL_SMTP_PORT.

@@ -217,3 +217,36 @@ func TestRedisURL(t *testing.T) {
 		}
 	}
 }
+
+func TestUnknownEnv(t *testing.T) {
+	env := []string{
+		"GATEHOUSE_LISTN=:1",            // a typo of GATEHOUSE_LISTEN
+		"GATEHOUSE_LISTEN=:2",           // known
+		"GATEHOUSE_SERVER=http://x",     // known to the caller
+		"GATEHOUSE_TEST_STORE=postgres", // the test suites'
+		"GATEHOUSE_ZZZZZZZZZZZZZZZZZZZZZZZZZ=1",
+		"HOME=/root",
+	}
+	got := UnknownEnv(env, "GATEHOUSE_SERVER")
+	want := []string{
+		`GATEHOUSE_LISTN: not a configuration variable, ignored (did you mean "GATEHOUSE_LISTEN"?)`,
+		`GATEHOUSE_ZZZZZZZZZZZZZZZZZZZZZZZZZ: not a configuration variable, ignored`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("UnknownEnv = %q, want %q", got, want)
+	}
+}
+
+func TestLoadFileSuggestsKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gatehouse.yaml")
+	if err := os.WriteFile(path, []byte("lsiten: \":1\"\nstorage:\n  sync_writs: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := Default()
+	err := c.LoadFile(path)
+	for _, want := range []string{`lsiten: unknown key (did you mean "listen"?)`, `storage.sync_writs: unknown key (did you mean "sync_writes"?)`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("LoadFile = %v, want it to contain %q", err, want)
+		}
+	}
+}

@@ -11,12 +11,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gatehouse-dev/gatehouse/edge/suggest"
 )
 
 // Problem is one problem of a document: its line (0 when unknown), the path of the entry
@@ -216,7 +220,7 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 				continue
 			}
 			if !ok {
-				w.fail(k, join(path, k.Value), "unknown key")
+				w.fail(k, join(path, k.Value), "unknown key"+suggest.DidYouMean(k.Value, fields.names()))
 				continue
 			}
 			w.walk(val, f, join(path, k.Value))
@@ -357,6 +361,11 @@ func (fs fieldSet) lookup(name string) (reflect.Type, bool) {
 		}
 	}
 	return nil, false
+}
+
+// names lists the fields' names in order, for a "did you mean" on an unknown key.
+func (fs fieldSet) names() []string {
+	return slices.Sorted(maps.Keys(fs))
 }
 
 func jsonFields(t reflect.Type) fieldSet {

@@ -78,6 +78,7 @@ func TestDecodeProblemsHaveLines(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, in, want string }{
 		{"unknown key", "answer: x\nextra: 1", "2: extra: unknown key"},
+		{"misspelled key", "answr: x", `1: answr: unknown key (did you mean "answer"?)`},
 		{"nested unknown key", "items:\n  - name: a\n  - name: b\n    sise: 3\n", "4: items[1].sise: unknown key"},
 		{"deep unknown key", "inner:\n  deep:\n    - {name: a, bogus: 1}\n", "3: inner.deep[0].bogus: unknown key"},
 		{"string wanted", "answer: 12", "1: answer: must be a string"},

@@ -113,7 +113,7 @@ func TestDocsCommandsRunAsPrinted(t *testing.T) {
 
 	// What must show up in each file's output besides the statuses.
 	want := map[string][]string{
-		"README.md":          {`"status":"received"`, `"items":[{"id":`, `"status":"completed"`, "copy.png has the uploaded bytes", "no change"},
+		"README.md":          {`you@example.com`, `"status":"received"`, `"items":[{"id":`, `"status":"completed"`, "copy.png has the uploaded bytes", "no change"},
 		"docs/files.md":      {`{"isDuplicate":false}`, `"status":"completed"`, "copy.png has the uploaded bytes"},
 		"docs/forms.md":      {`"status":"received"`, `"items":[{"id":`},
 		"docs/membership.md": {"HTTP 304 ", "HTTP 403 ", "HTTP 404 "},

@@ -15,6 +15,15 @@ var clientEnv = [][2]string{
 	{"GATEHOUSE_ADMIN_TOKEN", "admin token, default of --token"},
 }
 
+// clientEnvNames are clientEnv's names: variables serve does not read but does not warn of.
+func clientEnvNames() []string {
+	names := make([]string, len(clientEnv))
+	for i, e := range clientEnv {
+		names[i] = e[0]
+	}
+	return names
+}
+
 // setUsage makes fs's -h/--help print the command's synopsis, its flags and the environment
 // variables it reads to w (standard output: asking for help is not an error, and exits 0).
 func setUsage(fs *flag.FlagSet, w io.Writer, synopsis string, env [][2]string) {

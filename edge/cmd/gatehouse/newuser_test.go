@@ -192,3 +192,21 @@ func TestUnknownKeyNamesFileAndLine(t *testing.T) {
 		t.Errorf("serve --tenants: exit %d, stderr %q, want %q", code, errOut.String(), want)
 	}
 }
+
+// TestFirstHourHints: the banner names the dashboard and how to create its first user, and a
+// misspelled GATEHOUSE_* variable is reported with the nearest known name instead of being
+// ignored in silence (decisions.md 9.6).
+func TestFirstHourHints(t *testing.T) {
+	t.Parallel()
+	p := startProcEnv(t, []string{"GATEHOUSE_LOG_LEVLE=debug"}, "--data", t.TempDir())
+	banner := strings.Join(p.stdout, "\n")
+	for _, want := range []string{"Dashboard: " + p.url + "/dashboard/", "gatehouse users create --email you@example.com --operator"} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("the banner lacks %q:\n%s", want, banner)
+		}
+	}
+	p.stop(t)
+	if want := `GATEHOUSE_LOG_LEVLE: not a configuration variable, ignored (did you mean \"GATEHOUSE_LOG_LEVEL\"?)`; !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("the log lacks %q:\n%s", want, p.stderr)
+	}
+}

@@ -89,6 +89,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		return err
 	}
 	log := newLogger(cfg, stderr)
+	for _, w := range config.UnknownEnv(env, clientEnvNames()...) {
+		log.Warn(w)
+	}
 	// Listen first: an empty public_url is derived from the address really bound (the port
 	// of ":0" included), before anything builds a URL from it.
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -302,6 +305,12 @@ func banner(w io.Writer, cfg config.Config, addr string, doc *tenancy.Document) 
 				}
 			}
 		}
+	}
+	fmt.Fprintf(&b, "\nDashboard: %s/ (sign in as a dashboard user; the first one, password on stdin:\n", cfg.BaseURL("dashboard"))
+	if cfg.AdminToken != "" {
+		fmt.Fprintf(&b, "  gatehouse users create --email you@example.com --operator --server %s --token <admin_token>)\n", cfg.PublicURL)
+	} else {
+		fmt.Fprintf(&b, "  gatehouse users create --email you@example.com --operator --data %s, with the gateway stopped)\n", cfg.Data)
 	}
 	if cfg.AdminToken != "" {
 		fmt.Fprintf(&b, "\nAdmin API: %s (Authorization: Bearer <admin_token>)\n", cfg.BaseURL("admin/v1"))
