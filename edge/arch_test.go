@@ -83,7 +83,7 @@ func TestEveryPackageHasDoc(t *testing.T) {
 	}
 }
 
-// The import rules of ARCHITECTURE.md.
+// The import rules of docs/architecture.md.
 func TestImportRules(t *testing.T) {
 	t.Parallel()
 	for _, f := range repoFiles(t) {

@@ -83,7 +83,7 @@ func under(dirs ...string) func(string) bool {
 	}
 }
 
-// The dependency rules of ARCHITECTURE.md, checked over the whole build graph (transitive
+// The dependency rules of docs/architecture.md, checked over the whole build graph (transitive
 // imports, not only each file's own), each with the reason it exists. A violation names the
 // import chain that breaks it.
 func TestTransitiveDependencyRules(t *testing.T) {

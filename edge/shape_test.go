@@ -87,7 +87,7 @@ var optionNames = map[string]string{
 	"*title.Index":          "Titles",
 }
 
-// TestProductsWiredAlike: every product is wired the same way (ARCHITECTURE.md, issue 12):
+// TestProductsWiredAlike: every product is wired the same way (docs/architecture.md, "The product module shape"):
 // NewService(Options) (*Service, error) with its store inside Options (tenancy, accounts and
 // webhooks too); its HTTP type is API, made by NewAPI; page cursors are signed in the handlers
 // alone; a product taking a plugin adapter (Options.Plugins) declares its plugin errors in
@@ -315,7 +315,7 @@ func TestConstructorsTakeOptions(t *testing.T) {
 	}
 }
 
-// TestLifecycleSignatures: every component has the one lifecycle (ARCHITECTURE.md style 7):
+// TestLifecycleSignatures: every component has the one lifecycle (docs/architecture.md, "Lifecycle"):
 // Start(ctx) error and Stop(ctx) error for what runs in the background, Close() error for
 // what holds resources; serve's assembly calls them through these shapes alone.
 func TestLifecycleSignatures(t *testing.T) {
@@ -361,7 +361,7 @@ func signature(ft *ast.FuncType) string {
 }
 
 // checkCursorsInHandlers: page cursors are signed and checked in one layer, the handlers
-// (ARCHITECTURE.md: api.go decodes, calls the service, encodes). A service takes the position
+// (docs/architecture.md: api.go decodes, calls the service, encodes). A service takes the position
 // a checked cursor carries and returns the next one as plain bytes; only api*.go files import
 // edge/cursor, and NewAPI, not the service's Options, takes the signer.
 func checkCursorsInHandlers(t *testing.T, dir string) {
