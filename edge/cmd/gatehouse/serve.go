@@ -98,7 +98,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
+	// The probes answer from the first instant: 503 (/healthz 200) while storage opens, the
+	// components are wired and the tenants document is applied, then the server takes over.
+	startup := edge.NewStartup(ln)
+	startup.Start()
+	defer startup.Close()
 	cfg.ResolvePublicURL(ln.Addr().String())
 	if cfg.MemoryLimitMB > 0 {
 		debug.SetMemoryLimit(int64(cfg.MemoryLimitMB) << 20)
@@ -209,11 +213,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		return err
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	served := startup.Handoff()
+	go func() { errc <- srv.Serve(served) }()
 	// halt stops listening and waits for the requests under way (or sctx's end).
 	halt := func(sctx context.Context) error {
 		err := srv.Shutdown(sctx)
-		_ = ln.Close() // in case Serve had not registered it yet
+		_ = served.Close() // in case Serve had not registered it yet
 		<-errc
 		return err
 	}
