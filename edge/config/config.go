@@ -113,6 +113,11 @@ type Postgres struct {
 	// URL is a libpq connection URL, postgres://user:password@host:5432/db?sslmode=...;
 	// print it only through RedactURL.
 	URL string `json:"url"`
+	// StatementTimeout bounds each statement sent to the database and each wait for a pooled
+	// connection (store.Options.PostgresTimeout): a database that stops answering without
+	// closing its connections (a partition) fails the writes in flight after it instead of
+	// stalling them on TCP's timeouts. 0 means the store's default (5s).
+	StatementTimeout Duration `json:"statement_timeout"`
 }
 
 // Storage backends (storage.backend).
@@ -437,7 +442,11 @@ func (c *Config) validateStorage() []error {
 	switch c.Storage.Backend {
 	case BackendBadger:
 	case BackendPostgres:
-		return checkPostgresURL("storage.postgres.url", c.Storage.Postgres.URL)
+		errs := checkPostgresURL("storage.postgres.url", c.Storage.Postgres.URL)
+		if c.Storage.Postgres.StatementTimeout < 0 {
+			errs = append(errs, errors.New("storage.postgres.statement_timeout must be 0 (the default, 5s) or a duration"))
+		}
+		return errs
 	default:
 		return []error{fmt.Errorf("storage.backend must be badger or postgres, not %q", c.Storage.Backend)}
 	}

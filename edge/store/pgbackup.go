@@ -38,6 +38,7 @@ func (e *pgEngine) backup(w io.Writer) error {
 		return fmt.Errorf("store: backup: %w", err)
 	}
 	defer t.release()
+	t.timeout = 0 // one statement streams the whole table: it takes what it takes
 	bw := bufio.NewWriterSize(w, 1<<20)
 	list := &pb.KVList{}
 	size := 0

@@ -55,8 +55,9 @@ type groupFault struct {
 
 func (f *groupFault) Error() string { return f.err.Error() }
 
-// groupUnavailable reports a group that got no connection (the server is down): every op of
-// the group is answered with the error.
+// groupUnavailable reports a group that got no connection (the server is down), or whose
+// statement timed out (the server stopped answering): every op of the group is answered with
+// the error, and nothing of it was committed.
 type groupUnavailable struct{ err error }
 
 func (g *groupUnavailable) Error() string { return g.err.Error() }
@@ -141,6 +142,11 @@ func (c *pgCommitter) try(ops []*op) (int, error) {
 			t.rollback()
 			if retryable(t.failed) {
 				return 0, t.failed
+			}
+			if timedOut(t.failed) {
+				// The server stopped answering (a partition): every op of the group fails now,
+				// rather than one after another, each after its own timeout.
+				return len(ops), &groupUnavailable{err: t.failed}
 			}
 			if connLost(t.conn, t.failed) {
 				// Nothing of the group was committed: run it again on another connection.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -21,12 +22,15 @@ const (
 // pgTxn reads through one transaction on one connection. The transaction begins with its
 // first statement, in the same round trip (a function that reads nothing costs nothing).
 type pgTxn struct {
-	pool  *pgxpool.Pool
-	pc    *pgxpool.Conn
-	conn  *pgx.Conn
-	ctx   context.Context
-	begin string
-	began bool
+	pool *pgxpool.Pool
+	pc   *pgxpool.Conn
+	conn *pgx.Conn
+	ctx  context.Context
+	// timeout bounds each statement and each wait for a connection (pgEngine.timeout); 0
+	// leaves statements unbounded (Backup's one long read).
+	timeout time.Duration
+	begin   string
+	began   bool
 	// failed is the first error a statement met: the transaction is aborted (and must run
 	// again when it is a serialization failure).
 	failed error
@@ -35,11 +39,38 @@ type pgTxn struct {
 // txn takes a pooled connection for a transaction that begin begins (with its first
 // statement); release gives it back.
 func (e *pgEngine) txn(ctx context.Context, begin string) (*pgTxn, error) {
-	pc, err := e.pool.Acquire(ctx)
-	if err != nil {
+	t := &pgTxn{pool: e.pool, ctx: ctx, timeout: e.timeout, begin: begin}
+	if err := t.acquire(); err != nil {
 		return nil, fmt.Errorf("store: postgres: %w", err)
 	}
-	return &pgTxn{pool: e.pool, pc: pc, conn: pc.Conn(), ctx: ctx, begin: begin}, nil
+	return t, nil
+}
+
+// acquire takes a pooled connection, waiting at most the timeout.
+func (t *pgTxn) acquire() error {
+	ctx, cancel := t.stmt(t.ctx)
+	defer cancel()
+	pc, err := t.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	t.pc, t.conn = pc, pc.Conn()
+	return nil
+}
+
+// stmt returns the context of one statement: ctx bounded by the timeout. pgx closes the
+// connection of a statement whose context ends (it sets the socket's deadline), so a
+// connection cut off by a partition goes out of the pool with it.
+func (t *pgTxn) stmt(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t.timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, t.timeout)
+}
+
+// timedOut reports a statement or a wait for a connection cut off by the timeout.
+func timedOut(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)
 }
 
 // release ends the transaction if it is still open and gives the connection back.
@@ -60,12 +91,7 @@ func (t *pgTxn) reconnect() error {
 	t.pc.Release() // the pool drops a closed connection
 	t.pc = nil
 	t.pool.Reset()
-	pc, err := t.pool.Acquire(t.ctx)
-	if err != nil {
-		return err
-	}
-	t.pc, t.conn = pc, pc.Conn()
-	return nil
+	return t.acquire()
 }
 
 // connLost reports a failure of the connection itself rather than of a statement.
@@ -116,7 +142,9 @@ func scanRows(rows pgx.Rows, scan func(pgx.Rows) error) error {
 // commit before it, in one round trip), handing each row to scan.
 func (t *pgTxn) queryAlone(scan func(pgx.Rows) error, sql string, args ...any) error {
 	once := func() error {
-		rows, err := t.conn.Query(t.ctx, sql, args...)
+		ctx, cancel := t.stmt(t.ctx)
+		defer cancel()
+		rows, err := t.conn.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
@@ -141,7 +169,9 @@ func (t *pgTxn) queryOnce(scan func(pgx.Rows) error, sql string, args ...any) er
 		b.Queue(t.begin)
 	}
 	b.Queue(sql, args...)
-	br := t.conn.SendBatch(t.ctx, b)
+	ctx, cancel := t.stmt(t.ctx)
+	defer cancel()
+	br := t.conn.SendBatch(ctx, b)
 	err := func() error {
 		if !t.began {
 			if _, err := br.Exec(); err != nil {
@@ -222,7 +252,9 @@ func (t *pgTxn) commit(st *stage) error {
 	b.Queue("COMMIT")
 	sendsBegin := !t.began
 	t.began = true // from here on, the connection may be in a transaction either way
-	br := t.conn.SendBatch(t.ctx, b)
+	ctx, cancel := t.stmt(t.ctx)
+	defer cancel()
+	br := t.conn.SendBatch(ctx, b)
 	if sendsBegin {
 		// The BEGIN's own answer: a connection the server had closed before it (a restarted
 		// server's FATAL waiting in the socket) ran nothing of the batch.
@@ -258,7 +290,9 @@ func (t *pgTxn) rollback() {
 		return
 	}
 	t.began = false
-	if _, err := t.conn.Exec(context.WithoutCancel(t.ctx), "ROLLBACK"); err != nil {
+	ctx, cancel := t.stmt(context.WithoutCancel(t.ctx))
+	defer cancel()
+	if _, err := t.conn.Exec(ctx, "ROLLBACK"); err != nil {
 		_ = t.conn.Close(context.Background())
 	}
 }

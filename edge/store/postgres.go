@@ -41,6 +41,10 @@ const (
 	// The committer holds one while it runs a group; Views, Batches and backups use the
 	// others (docs/storage.md has the measurements behind the number).
 	DefaultPostgresConns = 16
+	// DefaultPostgresTimeout is Options.PostgresTimeout's default: far above a statement's
+	// time on a healthy server (milliseconds; a Batch commit of 4 MB well under a second), well
+	// below TCP's timeouts.
+	DefaultPostgresTimeout = 5 * time.Second
 	// PostgresMaxWrites and PostgresMaxBytes bound what one Update may write (ErrTooBig past
 	// them): entries, and bytes of keys and values. Both are above what badger takes in one
 	// commit with its default memtable, so a function that fits badger fits postgres.
@@ -59,6 +63,8 @@ const (
 type pgEngine struct {
 	pool    *pgxpool.Pool
 	durable bool
+	// timeout bounds each statement and each wait for a connection (Options.PostgresTimeout).
+	timeout time.Duration
 	log     *slog.Logger
 	// mu and active let close wait for the transactions begun before it.
 	mu     sync.RWMutex
@@ -86,13 +92,22 @@ func openPostgres(opts Options) (*pgEngine, error) {
 	if !opts.SyncWrites {
 		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	}
+	timeout := opts.PostgresTimeout
+	if timeout <= 0 {
+		timeout = DefaultPostgresTimeout
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// The pool opens connections apart from the caller's context: without a connect
+		// timeout one opened across a partition would wait on TCP (and hold a pool slot).
+		cfg.ConnConfig.ConnectTimeout = timeout
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: postgres: %w", err)
 	}
-	e := &pgEngine{pool: pool, durable: opts.SyncWrites, log: opts.Log}
+	e := &pgEngine{pool: pool, durable: opts.SyncWrites, timeout: timeout, log: opts.Log}
 	if err := e.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -187,7 +202,8 @@ func (e *pgEngine) sync() error {
 		return ErrClosed
 	}
 	defer e.leave()
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
+	defer cancel()
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue("SET LOCAL synchronous_commit = on")
@@ -203,7 +219,9 @@ func (e *pgEngine) compact() error { return nil }
 
 func (e *pgEngine) size() (int64, int64) {
 	var n int64
-	if err := e.pool.QueryRow(context.Background(), `SELECT pg_total_relation_size('gatehouse_kv')`).Scan(&n); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
+	defer cancel()
+	if err := e.pool.QueryRow(ctx, `SELECT pg_total_relation_size('gatehouse_kv')`).Scan(&n); err != nil {
 		return 0, 0
 	}
 	return n, 0

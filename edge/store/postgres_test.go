@@ -231,7 +231,7 @@ type writeLoad struct {
 	// back is set once the server is back; failedAfter counts the failed Updates begun then.
 	back        bool
 	failedAfter int
-	more        chan struct{} // signalled after each acknowledgement
+	more        chan struct{} // signalled after each Update, acknowledged or failed
 	done        chan struct{}
 	wg          sync.WaitGroup
 }

@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 )
 
 // Sentinel errors returned by the store.
@@ -86,6 +87,14 @@ type Options struct {
 	// database the postgres backend uses. Its pool_max_conns parameter, when present, sets
 	// the connection pool's size (default DefaultPostgresConns).
 	PostgresURL string
+	// PostgresTimeout bounds each statement the postgres backend sends, and each wait for a
+	// pooled connection, Backup's one long read excepted (0: DefaultPostgresTimeout). A
+	// server that stops answering without closing its connections (a network partition, a
+	// machine lost) then fails the Updates and Views in flight after it, rather than stalling
+	// them on TCP's own timeouts (many minutes); the connection a statement timed out on is
+	// closed, and the pool opens another. It also sets the connect timeout when the URL has no
+	// connect_timeout.
+	PostgresTimeout time.Duration
 	// Dir is the badger data folder; ignored when InMemory is set or on postgres.
 	Dir string
 	// SyncWrites makes every commit durable (fsync) before it returns. On postgres, false
