@@ -3,11 +3,13 @@ package forms
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/mail"
 	"sort"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -27,24 +29,121 @@ type AutoReply struct {
 	Template   string `json:"template"`
 }
 
-// Events is told of each accepted submission. It prepares what to queue (the webhook event,
-// the notification emails) outside the transaction and returns the function that writes it
-// inside the transaction storing the submission: they commit together (a crash loses none of
-// them), and nothing is queued for a refused submission (captcha, rate limit, plugin,
-// validation: those never reach it). An error aborts the submission.
-type Events interface {
-	SubmissionAccepted(ctx context.Context, a Accepted) (write func(*store.Txn) error, err error)
+// Webhooks prepares one webhook event of a project (edge/webhooks, through an adapter of the
+// composition root): the work is done outside the transaction and write queues the event
+// inside the one that stores the submission, so they commit together.
+type Webhooks interface {
+	PrepareEvent(ctx context.Context, project, eventType string, data any) (write func(*store.Txn) error, err error)
 }
 
-// Accepted is an accepted submission as Events sees it. Submission.Files carry their admin
-// download URLs.
+// Mailer prepares one email of a project as the email product sends it (the project's sender,
+// a template or an inline body, its email.send plugins), outside the transaction; write
+// queues it inside. An *apierr.Error means the email product refuses that message.
+type Mailer interface {
+	PrepareMail(ctx context.Context, project string, m Mail) (write func(*store.Txn) error, err error)
+}
+
+// Mail is one email an accepted submission triggers: a notification or the auto-reply.
+type Mail struct {
+	To string
+	// TemplateID and Variables, or (with no template) Subject and Text.
+	TemplateID string
+	Variables  map[string]any
+	Subject    string
+	Text       string
+	// Tag is form-notification or form-auto-reply.
+	Tag      string
+	Metadata map[string]string
+}
+
+// submissionEvents prepares what an accepted submission queues with it (decisions.md 8.3):
+// the form.submitted webhook event, one notification per notify address (the form's template,
+// or the default summary) and the auto-reply to the address the submitter gave. A message the
+// email product refuses (a variable it cannot render, an address it cannot encode, a refusal
+// of the project's email.send plugins) is logged and skipped, never a reason to refuse the
+// submission; any other error aborts it. Nothing reaches here for a refused submission
+// (captcha, rate limit, plugin, validation). The write is nil when there is nothing to queue.
+func (s *Service) submissionEvents(ctx context.Context, a Accepted) (func(*store.Txn) error, error) {
+	sub := a.Submission
+	var writes []func(*store.Txn) error
+	if s.o.Webhooks != nil {
+		data := map[string]any{"project": a.Project, "form": a.Form.Slug, "id": sub.ID, "createdAt": sub.CreatedAt,
+			"data": sub.Data, "files": a.files()}
+		w, err := s.o.Webhooks.PrepareEvent(ctx, a.Project, "form.submitted", data)
+		if err != nil {
+			return nil, err
+		}
+		writes = append(writes, w)
+	}
+	if s.o.Mailer != nil {
+		for _, m := range a.mails() {
+			w, err := s.o.Mailer.PrepareMail(ctx, a.Project, m)
+			var apiErr *apierr.Error
+			if errors.As(err, &apiErr) {
+				s.log.Warn("form email not sent", "project", a.Project, "form", a.Form.Slug, "submission", sub.ID,
+					"tag", m.Tag, "err", err)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			writes = append(writes, w)
+		}
+	}
+	if len(writes) == 0 {
+		return nil, nil
+	}
+	return func(txn *store.Txn) error {
+		for _, w := range writes {
+			if err := w(txn); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+// mails are the notifications (one per notify address) and the auto-reply of a.
+func (a Accepted) mails() []Mail {
+	meta := map[string]string{"form": a.Form.Slug, "submission": a.Submission.ID}
+	var out []Mail
+	if n := a.Form.Notify; n != nil {
+		for _, to := range n.To {
+			m := Mail{To: to, Tag: "form-notification", Metadata: meta}
+			if n.Template != "" {
+				m.TemplateID, m.Variables = n.Template, a.Variables()
+			} else {
+				m.Subject, m.Text = a.Summary()
+			}
+			out = append(out, m)
+		}
+	}
+	if r := a.Form.AutoReply; r != nil {
+		if to := a.Value(r.EmailField); to != "" {
+			out = append(out, Mail{To: to, TemplateID: r.Template, Variables: a.Variables(), Tag: "form-auto-reply", Metadata: meta})
+		}
+	}
+	return out
+}
+
+// files lists a's files as the form.submitted event carries them.
+func (a Accepted) files() []map[string]any {
+	out := make([]map[string]any, 0, len(a.Submission.Files))
+	for _, f := range a.Submission.Files {
+		out = append(out, map[string]any{"field": f.Field, "name": f.Name, "contentType": f.ContentType, "size": f.Size, "url": f.URL})
+	}
+	return out
+}
+
+// Accepted is an accepted submission as its notifications and webhook event see it.
+// Submission.Files carry their admin download URLs.
 type Accepted struct {
 	Project    string
 	Form       Form
 	Submission Submission
 }
 
-// accepted builds what Events sees of a stored submission (file links filled in).
+// accepted builds what the events see of a stored submission (file links filled in).
 func (s *Service) accepted(c *compiled, sub Submission) Accepted {
 	files := make([]FileRef, len(sub.Files))
 	for i, f := range sub.Files {

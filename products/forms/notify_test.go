@@ -3,10 +3,12 @@ package forms_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
@@ -51,28 +53,48 @@ orgs:
 	}
 }
 
-// recorder is a forms.Events that keeps what it was told.
+// recorder is a forms.Webhooks and forms.Mailer that keeps what it was told.
 type recorder struct {
-	mu   sync.Mutex
-	seen []forms.Accepted
-	fail error
+	mu     sync.Mutex
+	events []map[string]any
+	mails  []forms.Mail
+	fail   error
+	// refuse makes PrepareMail refuse the mails to this address as the email product would.
+	refuse string
 	// wrote counts the write functions the store ran.
 	wrote int
 }
 
-func (r *recorder) SubmissionAccepted(_ context.Context, a forms.Accepted) (func(*store.Txn) error, error) {
+func (r *recorder) write(id string) func(*store.Txn) error {
+	return func(txn *store.Txn) error {
+		r.mu.Lock()
+		r.wrote++
+		n := r.wrote
+		r.mu.Unlock()
+		return txn.Set(store.Key("test", "event", id, fmt.Sprint(n)), []byte("x"))
+	}
+}
+
+func (r *recorder) PrepareEvent(_ context.Context, project, typ string, data any) (func(*store.Txn) error, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	r.seen = append(r.seen, a)
-	return func(txn *store.Txn) error {
-		r.mu.Lock()
-		r.wrote++
-		r.mu.Unlock()
-		return txn.Set(store.Key("test", "event", a.Submission.ID), []byte("x"))
-	}, nil
+	d := data.(map[string]any)
+	d["type"] = typ
+	r.events = append(r.events, d)
+	return r.write(d["id"].(string)), nil
+}
+
+func (r *recorder) PrepareMail(_ context.Context, project string, m forms.Mail) (func(*store.Txn) error, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m.To == r.refuse {
+		return nil, apierr.New(422, "VALIDATION_FAILED", "refused", nil)
+	}
+	r.mails = append(r.mails, m)
+	return r.write(m.Metadata["submission"]), nil
 }
 
 func TestEventsOnlyForAcceptedSubmissions(t *testing.T) {
@@ -88,11 +110,12 @@ orgs:
             published: true
             fields:
               - {name: name, type: text, label: Your name, required: true}
+              - {name: email, type: email}
               - {name: topics, type: multiselect, options: [a, b]}
-            notify: {to: [owner@example.com]}
+            notify: {to: [owner@example.com, refused@example.com]}
 `
-	rec := &recorder{}
-	svc, db := newService(t, doc, func(o *forms.Options) { o.Events = rec })
+	rec := &recorder{refuse: "refused@example.com"}
+	svc, db := newService(t, doc, func(o *forms.Options) { o.Webhooks, o.Mailer = rec, rec })
 	ctx := context.Background()
 	submit := func(values map[string]any) error {
 		_, err := svc.Submit(ctx, forms.Input{Project: "demo", Slug: "contact", KeyHash: "k", Values: values})
@@ -101,29 +124,30 @@ orgs:
 	if err := submit(map[string]any{"topics": []any{"a"}}); err == nil {
 		t.Fatal("a submission without the required name was accepted")
 	}
-	if err := submit(map[string]any{"name": "Ada", "topics": []any{"a", "b"}}); err != nil {
+	if err := submit(map[string]any{"name": "Ada", "email": "ada@example.com", "topics": []any{"a", "b"}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.seen) != 1 || rec.wrote != 1 {
-		t.Fatalf("events told %d times, wrote %d times; want 1 and 1 (only the accepted submission)", len(rec.seen), rec.wrote)
+	// One webhook event and one notification: the second address is refused by the email
+	// product, which skips it and is no reason to refuse the submission.
+	if len(rec.events) != 1 || len(rec.mails) != 1 || rec.wrote != 2 {
+		t.Fatalf("events %d, mails %d, writes %d; want 1, 1 and 2 (only the accepted submission, the refused mail skipped)", len(rec.events), len(rec.mails), rec.wrote)
 	}
-	a := rec.seen[0]
-	subject, text := a.Summary()
-	if subject != "New submission: Contact us" || !strings.Contains(text, "Your name: Ada") || !strings.Contains(text, "topics: a, b") {
-		t.Errorf("Summary() = %q, %q", subject, text)
+	ev := rec.events[0]
+	if ev["type"] != "form.submitted" || ev["form"] != "contact" || ev["project"] != "demo" {
+		t.Errorf("webhook event = %v", ev)
 	}
-	if v := a.Variables(); v["name"] != "Ada" || v["formSlug"] != "contact" || v["submissionId"] != a.Submission.ID {
-		t.Errorf("Variables() = %v", v)
+	id := ev["id"].(string)
+	n := rec.mails[0]
+	if n.To != "owner@example.com" || n.Tag != "form-notification" || n.Subject != "New submission: Contact us" ||
+		!strings.Contains(n.Text, "Your name: Ada") || !strings.Contains(n.Text, "topics: a, b") || n.Metadata["submission"] != id {
+		t.Errorf("notification = %+v", n)
 	}
-	if a.Form.Notify == nil || a.Form.Notify.To[0] != "owner@example.com" {
-		t.Errorf("Accepted.Form.Notify = %+v", a.Form.Notify)
-	}
-	// The event's write committed with the submission.
+	// The events' writes committed with the submission.
 	if err := db.View(ctx, func(txn *store.Txn) error {
-		_, err := txn.Get(store.Key("test", "event", a.Submission.ID))
+		_, err := txn.Get(store.Key("test", "event", id, "2"))
 		return err
 	}); err != nil {
-		t.Errorf("the event's write is not stored: %v", err)
+		t.Errorf("the events' writes are not stored: %v", err)
 	}
 	// When preparing the events fails, the submission is refused and nothing is stored.
 	rec.fail = errors.New("queue unavailable")

@@ -52,8 +52,10 @@ type Options struct {
 	// Plugins runs the forms.submit hook and finds plugin captcha verifiers; nil when no
 	// plugin host is wired (no filter; a plugin captcha answers 503 CAPTCHA_NOT_CONFIGURED).
 	Plugins Plugins
-	// Events hears each accepted submission inside its transaction (notify.go); nil for none.
-	Events Events
+	// Webhooks and Mailer queue what an accepted submission triggers, in its transaction
+	// (notify.go): the form.submitted event, the notifications and the auto-reply; nil for none.
+	Webhooks Webhooks
+	Mailer   Mailer
 	// Now is the clock of timestamps and of the rate limiter (time.Now when nil).
 	Now func() time.Time
 	// RatePerMinute is the per-key-per-form submission rate (60 when zero).
@@ -367,12 +369,10 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 		return Receipt{}, fmt.Errorf("forms: encode submission: %w", err)
 	}
 	key := subKey(in.Project, in.Slug, sub.ID)
-	var events func(*store.Txn) error
-	if s.o.Events != nil {
-		if events, err = s.o.Events.SubmissionAccepted(ctx, s.accepted(c, sub)); err != nil {
-			s.dropFiles(sub.Files)
-			return Receipt{}, fmt.Errorf("forms: prepare the submission's events: %w", err)
-		}
+	events, err := s.submissionEvents(ctx, s.accepted(c, sub))
+	if err != nil {
+		s.dropFiles(sub.Files)
+		return Receipt{}, fmt.Errorf("forms: prepare the submission's events: %w", err)
 	}
 	if err := s.o.DB.Update(ctx, func(txn *store.Txn) error {
 		if err := txn.Set(key, raw); err != nil || events == nil {

@@ -85,7 +85,8 @@ type assembly struct {
 // the shape): NewService(Options) with the store in Options.DB and, where the product takes
 // them, the logger in Log (tagged product=<name>), the clock in Now, metrics in Registerer, the
 // plugin adapter the product declares in Plugins (wire_plugins.go; its plugin error codes live
-// in the product's errors.go) and the events adapter in Events (wire_events.go); tenancy.Add
+// in the product's errors.go) and the events adapters in Events (forms: Webhooks and Mailer;
+// wire_events.go); tenancy.Add
 // joins its section of the tenants document; NewAPI(svc, auth, cursors, ...) makes its HTTP
 // type API, an edge.Product, whose handlers sign the page cursors; the service, or the worker
 // it makes (svc.NewWorker, svc.NewSweeper), is a component started after the server listens

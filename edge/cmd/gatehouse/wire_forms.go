@@ -24,6 +24,14 @@ func formsRate(n int) int {
 // arrive meanwhile spool under this run's own names, which it leaves alone.
 func (a *assembly) addForms(_ context.Context, d *deps) error {
 	log := d.log.With("product", "forms")
+	var hooks forms.Webhooks // nil (nothing queued) when the part it reaches is not wired
+	if d.hooks != nil {
+		hooks = formWebhooks{d.hooks}
+	}
+	var mailer forms.Mailer
+	if a.mail != nil {
+		mailer = formMailer{a.mail}
+	}
 	svc, err := forms.NewService(forms.Options{
 		DB:            d.db,
 		Blobs:         d.blobs,
@@ -33,7 +41,8 @@ func (a *assembly) addForms(_ context.Context, d *deps) error {
 			HCaptchaURL: d.cfg.Captcha.HCaptcha.VerifyURL, ReCaptchaURL: d.cfg.Captcha.ReCaptcha.VerifyURL,
 			Client: d.egress.Client()}),
 		Plugins:    formsPlugins{h: d.plugins},
-		Events:     formEvents{hooks: d.hooks, mail: a.mail, log: log},
+		Webhooks:   hooks,
+		Mailer:     mailer,
 		AdminBase:  strings.TrimRight(d.cfg.PublicURL, "/") + "/admin/v1",
 		SpoolDir:   filepath.Join(d.cfg.Data, "tmp", "forms"),
 		Log:        log,
