@@ -18,6 +18,7 @@ const (
 	CodeCaptchaUnavailable    = "CAPTCHA_UNAVAILABLE"
 	CodeSubmissionNotFound    = "SUBMISSION_NOT_FOUND"
 	CodeSubmissionFileMissing = "FILE_NOT_FOUND"
+	CodeStorageUnavailable    = "STORAGE_UNAVAILABLE"
 )
 
 // API errors of the product; each maps to one interface code.
@@ -34,6 +35,9 @@ var (
 	ErrCaptchaNotConfigured = apierr.New(503, CodeCaptchaNotConfigured, "the form requires a captcha but the project has no captcha keys", nil)
 	// ErrCaptchaUnavailable is a verifier that could not give a verdict (provider down).
 	ErrCaptchaUnavailable = apierr.New(502, CodeCaptchaUnavailable, "the captcha provider could not be reached; try again", nil)
+	// ErrStorageUnavailable is a file part the blob store did not take (S3 down or refusing):
+	// the submission is refused whole, nothing of it kept, and the client may send it again.
+	ErrStorageUnavailable = apierr.New(503, CodeStorageUnavailable, "the file storage could not take the submission's files; try again", nil)
 	// ErrSubmissionNotFound is an unknown submission or file in the inbox.
 	ErrSubmissionNotFound = apierr.New(404, CodeSubmissionNotFound, "no submission with that id", nil)
 )

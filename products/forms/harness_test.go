@@ -170,16 +170,25 @@ func start(t *testing.T, edit func(*config.Config)) *env {
 // startIn starts the gateway on the data folder dir (a fresh one when empty).
 func startIn(t *testing.T, dir string, edit func(*config.Config)) *env {
 	t.Helper()
+	return startBlobs(t, dir, edit, func(t testing.TB, dir string) blob.Store {
+		blobs, err := blob.NewLocal(dir + "/blobs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return blobs
+	})
+}
+
+// startBlobs is startIn with the blob store newBlobs returns (given the data folder).
+func startBlobs(t *testing.T, dir string, edit func(*config.Config), newBlobs func(t testing.TB, dir string) blob.Store) *env {
+	t.Helper()
 	e := &env{verify: newFakeVerify(t), clock: edgetest.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))}
 	e.Harness = edgetest.New(t, edgetest.Options{
 		Tenants: tenantsDoc,
 		Config:  edit,
 		Dir:     dir,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
-			blobs, err := blob.NewLocal(d.Dir + "/blobs")
-			if err != nil {
-				t.Fatal(err)
-			}
+			blobs := newBlobs(t, d.Dir)
 			cur, err := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))
 			if err != nil {
 				t.Fatal(err)

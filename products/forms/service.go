@@ -397,10 +397,12 @@ func (s *Service) storeFiles(ctx context.Context, c *compiled, in Input, sub *Su
 			if err != nil {
 				return fmt.Errorf("forms: open file part: %w", err)
 			}
-			size, err := s.o.Blobs.Put(ctx, key, r, p.ContentType)
+			// One PUT of the known length: S3 stores it whole or not at all (an upload of
+			// unknown length would go in parts, which an outage can leave behind).
+			size, err := s.o.Blobs.Put(ctx, key, blob.SizedReader(r, p.Size), p.ContentType)
 			r.Close()
 			if err != nil {
-				return fmt.Errorf("forms: store file: %w", err)
+				return apierr.New(ErrStorageUnavailable.Status, ErrStorageUnavailable.Code, ErrStorageUnavailable.Message, fmt.Errorf("forms: store file: %w", err))
 			}
 			sub.Files = append(sub.Files, FileRef{Field: name, Name: p.Filename, ContentType: p.ContentType, Size: size, Key: key})
 		}

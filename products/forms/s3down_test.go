@@ -1,0 +1,173 @@
+package forms_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/gatehouse-dev/gatehouse/edge/blob"
+)
+
+// s3Service is an S3 protocol server (gofakes3) on a fixed loopback address that goes down
+// (every connection refused) and comes back on the same address with the objects it held, as
+// a restarted S3-compatible service would (the same as products/files' test helper).
+type s3Service struct {
+	addr string
+	mem  *s3mem.Backend
+	h    http.Handler
+	srv  *http.Server
+}
+
+func startS3Service(t testing.TB) *s3Service {
+	t.Helper()
+	s := &s3Service{mem: s3mem.New()}
+	if err := s.mem.CreateBucket("forms"); err != nil {
+		t.Fatal(err)
+	}
+	s.h = gofakes3.New(s.mem).Server()
+	s.up(t)
+	t.Cleanup(s.down)
+	return s
+}
+
+func (s *s3Service) up(t testing.TB) {
+	t.Helper()
+	addr := s.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addr = ln.Addr().String()
+	s.srv = &http.Server{Handler: s.h}
+	go func() { _ = s.srv.Serve(ln) }()
+}
+
+func (s *s3Service) down() { _ = s.srv.Close() }
+
+// objects lists the keys in the bucket.
+func (s *s3Service) objects(t testing.TB) []string {
+	t.Helper()
+	l, err := s.mem.ListBucket("forms", nil, gofakes3.ListBucketPage{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range l.Contents {
+		keys = append(keys, o.Key)
+	}
+	return keys
+}
+
+func (s *s3Service) store(t testing.TB) *blob.S3 {
+	t.Helper()
+	b, err := blob.NewS3(context.Background(), blob.S3Options{Endpoint: s.addr, Bucket: "forms", AccessKey: "a", SecretKey: "b", Region: "us-east-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// failSecondPut is a blob store whose second Put fails, as an S3 service that refuses one
+// request (a 5xx) would.
+type failSecondPut struct {
+	blob.Store
+	puts atomic.Int32
+}
+
+func (f *failSecondPut) Put(ctx context.Context, key string, r io.Reader, ctype string) (int64, error) {
+	if f.puts.Add(1) == 2 {
+		return 0, errors.New("blob: s3 put " + key + ": 503 Service Unavailable")
+	}
+	return f.Store.Put(ctx, key, r, ctype)
+}
+
+// The row "S3 down" of docs/scale-out.md for forms: with the S3 service unreachable, a
+// submission with a file part answers 503 STORAGE_UNAVAILABLE and stores nothing (no
+// submission in the inbox, no object in the bucket once S3 is back), a submission without a
+// file is accepted all the same, and the same submission with its file is accepted once S3 is
+// back, its file served from the inbox. A submission whose second file S3 refuses stores
+// nothing either: the first file is removed.
+func TestFilePartsWithS3Down(t *testing.T) {
+	t.Parallel()
+	s3 := startS3Service(t)
+	e := startBlobs(t, "", nil, func(t testing.TB, _ string) blob.Store { return s3.store(t) })
+	withPhoto := func() (io.Reader, string) {
+		return multipartBody(t, part{name: "email", value: "a@example.com"}, part{name: "message", value: "with photo"},
+			part{name: "photo", filename: "p.png", ctype: "image/png", data: pngBytes})
+	}
+	inbox := func() []struct {
+		ID    string
+		Files []struct{ URL string }
+	} { t.Helper(); r := e.Admin("GET", "/projects/demo/forms/contact/submissions", nil); if r.Status != 200 {
+		t.Fatalf("inbox = %d %s", r.Status, r.Body)
+	}; var page struct {
+		Items []struct {
+			ID    string
+			Files []struct{ URL string }
+		}
+	}; if err := json.Unmarshal(r.Body, &page); err != nil {
+		t.Fatal(err)
+	}; return page.Items }
+
+	s3.down()
+	body, ctype := withPhoto()
+	r := e.Do("POST", submit, body, "X-API-Key", "pk_live_demo_web", "Content-Type", ctype)
+	if r.Status != 503 || r.Code() != "STORAGE_UNAVAILABLE" {
+		t.Errorf("submission with a file, S3 down = %d %s, want 503 STORAGE_UNAVAILABLE", r.Status, r.Body)
+	}
+	if got := inbox(); len(got) != 0 {
+		t.Errorf("inbox after the refused submission holds %d submissions, want none", len(got))
+	}
+	if r := e.Do("POST", submit, map[string]any{"email": "b@example.com", "message": "no file"}, "X-API-Key", "pk_live_demo_web"); r.Status != 201 {
+		t.Errorf("submission without a file, S3 down = %d %s, want 201 (it needs no blob)", r.Status, r.Body)
+	}
+
+	s3.up(t)
+	if got := s3.objects(t); len(got) != 0 {
+		t.Errorf("bucket after the refused submission holds %v, want nothing (no half-stored submission)", got)
+	}
+	body, ctype = withPhoto()
+	if r := e.Do("POST", submit, body, "X-API-Key", "pk_live_demo_web", "Content-Type", ctype); r.Status != 201 {
+		t.Fatalf("the same submission once S3 is back = %d %s", r.Status, r.Body)
+	}
+	items := inbox()
+	if len(items) != 2 || len(items[0].Files) != 1 {
+		t.Fatalf("inbox once S3 is back = %+v, want the file-less submission and the one with its file", items)
+	}
+	if r := e.Do("GET", items[0].Files[0].URL, nil, "Authorization", "Bearer test-admin-token"); r.Status != 200 || !bytes.Equal(r.Body, pngBytes) {
+		t.Errorf("the submission's file = %d, %d bytes, want the %d bytes sent", r.Status, len(r.Body), len(pngBytes))
+	}
+}
+
+func TestSecondFileRefusedStoresNothing(t *testing.T) {
+	t.Parallel()
+	s3 := startS3Service(t)
+	e := startBlobs(t, "", nil, func(t testing.TB, _ string) blob.Store { return &failSecondPut{Store: s3.store(t)} })
+	body, ctype := multipartBody(t, part{name: "caption", value: "two"},
+		part{name: "front", filename: "f.png", ctype: "image/png", data: pngBytes},
+		part{name: "back", filename: "b.png", ctype: "image/png", data: pngBytes})
+	r := e.Do("POST", "/forms/forms/gallery/submit", body, "X-API-Key", "pk_live_demo_web", "Content-Type", ctype)
+	if r.Status != 503 || r.Code() != "STORAGE_UNAVAILABLE" {
+		t.Errorf("submission whose second file S3 refused = %d %s, want 503 STORAGE_UNAVAILABLE", r.Status, r.Body)
+	}
+	if got := s3.objects(t); len(got) != 0 {
+		t.Errorf("bucket holds %v, want nothing (the first file removed)", got)
+	}
+	r = e.Admin("GET", "/projects/demo/forms/gallery/submissions", nil)
+	var page struct{ Items []any }
+	if err := json.Unmarshal(r.Body, &page); r.Status != 200 || err != nil || len(page.Items) != 0 {
+		t.Errorf("inbox = %d %s, want no submission", r.Status, r.Body)
+	}
+}
