@@ -11,7 +11,7 @@
 # records/forms ratio, and checks the acknowledged creates against the collection's total.
 # WRITES_ROUNDS (default 3) repeats the two phases, records then forms, and ends with the
 # medians: on a shared 2-core machine one round's ratio moves by about ±0.06 from the next
-# (docs/performance.md), and alternating the phases spreads any drift of the machine over both.
+# (measured; docs/performance.md and its git history), and alternating the phases spreads any drift of the machine over both.
 # WRITES_ONLY=records (or forms) runs that phase alone, for quick A/B comparisons of one side.
 set -euo pipefail
 src=$1 n=$2
