@@ -4,7 +4,7 @@
 # prints the first load's compressed size (budget 300 KB).
 TEST_EXTRA += test-dashboard-bundle test-dashboard-browser
 
-DASHBOARD_BUNDLE := edge/dashboard/assets/index.html edge/dashboard/assets/app.js edge/dashboard/assets/app.css
+DASHBOARD_BUNDLE := edge/dashboard/assets/index.html edge/dashboard/assets/app.js edge/dashboard/assets/app.css edge/dashboard/assets/favicon.svg
 
 .PHONY: test-dashboard-bundle test-dashboard-browser
 

@@ -58,6 +58,8 @@ func TestServesTheAppAndFallsBackToIndex(t *testing.T) {
 		{"deep unknown route", "/base/dashboard/email/templates/welcome", "text/html", `<div id="root">`},
 		{"script", "/base/dashboard/app.js", "javascript", ""},
 		{"stylesheet", "/base/dashboard/app.css", "text/css", ""},
+		{"favicon link", "/base/dashboard/", "text/html", `<link rel="icon" type="image/svg+xml" href="/base/dashboard/favicon.svg">`},
+		{"favicon", "/base/dashboard/favicon.svg", "image/svg+xml", "<svg"},
 	}
 	for _, tc := range cases {
 		code, h, body := get(t, app, tc.path, map[string]string{"Accept-Encoding": "gzip"})

@@ -509,6 +509,7 @@ if (!accounts) {
       await shot(`page-${n.toLowerCase()}`);
     }
     await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('link', { name: 'Keys', exact: true }).click();
     await page.getByRole('heading', { name: 'Keys', exact: true }).waitFor();
     await shot('mobile-keys');

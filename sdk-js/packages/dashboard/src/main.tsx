@@ -33,23 +33,55 @@ const pages: { path: string; name: string; Page: (p: { scope: Scope }) => ReactE
   { path: '/account', name: 'Account', Page: AccountPage },
 ];
 
+/**
+ * Whether this browser signed in before (a flag in localStorage, set on sign-in and cleared on
+ * sign-out or a 401). The session cookie is HttpOnly, so without the flag the app shows the
+ * sign-in page at once instead of asking GET /session for a 401 (a console error on a fresh page).
+ */
+const signedInFlag = {
+  get: () => {
+    try {
+      return localStorage.getItem('gatehouse.signedIn') === '1';
+    } catch {
+      return true; // storage refused: ask the gateway
+    }
+  },
+  set: (on: boolean) => {
+    try {
+      if (on) localStorage.setItem('gatehouse.signedIn', '1');
+      else localStorage.removeItem('gatehouse.signedIn');
+    } catch {
+      /* private mode */
+    }
+  },
+};
+
 function App() {
   const route = useRoute();
-  const [session, setS] = useState<Session | null>(null);
+  const [session, setSessionState] = useState<Session | null>(null);
+  const setS = useCallback((s: Session | null) => {
+    signedInFlag.set(!!s);
+    setSessionState(s);
+  }, []);
   const [checked, setChecked] = useState(false);
   const [bootError, setBootError] = useState<unknown>(null);
-  const signedOut = useCallback(() => setS(null), []);
+  const signedOut = useCallback(() => setS(null), [setS]);
   useEffect(() => {
+    if (!signedInFlag.get()) {
+      setChecked(true);
+      return;
+    }
     api<Session>('/session', { quiet401: true })
       .then((s) => {
         setSession(s.csrfToken, signedOut);
         setS(s);
       })
       .catch((e) => {
-        if (!(e instanceof ApiError && (e.status === 401 || e.status === 404))) setBootError(e);
+        if (e instanceof ApiError && (e.status === 401 || e.status === 404)) signedInFlag.set(false);
+        else setBootError(e);
       })
       .finally(() => setChecked(true));
-  }, [signedOut]);
+  }, [signedOut, setS]);
   if (!checked) return <p className="boot">Loading the dashboard…</p>;
   if (route.path === '/invite')
     return (
@@ -119,8 +151,12 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
   const route = useRoute();
   const scope = useScope(session);
   const page = pages.find((p) => p.path === route.path) ?? null;
+  // The navigation is a menu on narrow screens (CSS shows the toggle below 760 px); it closes
+  // when a page is chosen.
+  const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => {
     document.title = `${page?.name ?? 'Not found'} · Gatehouse`;
+    setMenuOpen(false);
   }, [page]);
   return (
     <div className="shell">
@@ -129,10 +165,15 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
       </a>
       <header>
         <span className="brand">Gatehouse</span>
+        <button type="button" className="menu-toggle" aria-expanded={menuOpen} aria-controls="mainnav" onClick={() => setMenuOpen((o) => !o)}>
+          Menu
+        </button>
         <ScopeBar scope={scope} />
         <span className="who">
-          {session.email || 'operator'}
-          {session.operator ? ' (operator)' : ''}
+          <span className="who-name">
+            {session.email || 'operator'}
+            {session.operator ? ' (operator)' : ''}
+          </span>
           <button
             type="button"
             onClick={async () => {
@@ -145,7 +186,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           </button>
         </span>
       </header>
-      <nav aria-label="Main" className="mainnav">
+      <nav aria-label="Main" id="mainnav" className={menuOpen ? 'mainnav open' : 'mainnav'}>
         <ul>
           {pages.map((p) => (
             <li key={p.path}>

@@ -44,10 +44,12 @@ function itemsOf<T>(v: Page<T> | T[] | null): T[] {
 function Templates({ scope }: { scope: Scope }) {
   const base = scope.project ? `/projects/${seg(scope.project)}/email/templates` : null;
   const list = useLoad<Page<Template> | Template[]>(base);
-  const [slug, setSlug] = useState('');
+  const [picked, setSlug] = useState('');
   const [newSlug, setNewSlug] = useState('');
   const templates = itemsOf(list.data);
   useEffect(() => setSlug(''), [scope.project]);
+  // The first template is chosen on arrival.
+  const slug = picked || templates[0]?.slug || '';
   if (!scope.project) return <NeedProject scope={scope} />;
   return (
     <div className="split">

@@ -34,8 +34,9 @@ interface Submission {
 
 export function FormsPage({ scope }: { scope: Scope }) {
   const route = useRoute();
-  const form = route.query.get('form') ?? '';
   const defs = useLoad<Page<FormDef>>(scope.project ? `/projects/${seg(scope.project)}/forms` : null);
+  // The first form is chosen on arrival; ?form= keeps another choice.
+  const form = route.query.get('form') || defs.data?.items[0]?.slug || '';
   const chosen = defs.data?.items.find((d) => d.slug === form);
   return (
     <>
@@ -46,7 +47,7 @@ export function FormsPage({ scope }: { scope: Scope }) {
         <label>
           Form{' '}
           <select value={form} onChange={(e) => setQuery({ form: e.target.value || undefined })}>
-            <option value="">Choose a form</option>
+            {!defs.data?.items.length ? <option value="">No form</option> : null}
             {(defs.data?.items ?? []).map((d) => (
               <option key={d.slug} value={d.slug}>
                 {`${d.title ? `${d.title} (${d.slug})` : d.slug}${d.published ? '' : ' [draft]'}`}
@@ -60,7 +61,7 @@ export function FormsPage({ scope }: { scope: Scope }) {
           {chosen.published ? 'Published' : 'Not published'}, {chosen.visibility || 'public'}; fields: {chosen.fields.map((f) => `${f.name} (${f.type})`).join(', ')}
         </p>
       ) : null}
-      {scope.project && form ? <Inbox key={`${scope.project}/${form}`} project={scope.project} form={form} /> : null}
+      {scope.project && form && defs.data ? <Inbox key={`${scope.project}/${form}`} project={scope.project} form={form} /> : null}
     </>
   );
 }

@@ -29,11 +29,12 @@ function dataOf(r: AdminRecord): Record<string, unknown> {
 
 export function RecordsPage({ scope }: { scope: Scope }) {
   const route = useRoute();
-  const coll = route.query.get('collection') ?? '';
   const filter = route.query.get('filter') ?? '';
   const q = route.query.get('q') ?? '';
   const sort = route.query.get('sort') ?? '';
   const colls = useLoad<Page<Collection>>(scope.project ? `/projects/${seg(scope.project)}/collections` : null);
+  // The first collection is chosen on arrival; ?collection= keeps another choice.
+  const coll = route.query.get('collection') || colls.data?.items[0]?.name || '';
   const [editing, setEditing] = useState<{ rec: AdminRecord | null; n: number }>({ rec: null, n: 0 });
   const [tick, setTick] = useState(0);
   const base = scope.project && coll ? `/projects/${seg(scope.project)}/collections/${seg(coll)}/records` : '';
@@ -46,7 +47,7 @@ export function RecordsPage({ scope }: { scope: Scope }) {
         <label>
           Collection{' '}
           <select value={coll} onChange={(e) => setQuery({ collection: e.target.value || undefined, filter: undefined, q: undefined, sort: undefined })}>
-            <option value="">Choose a collection</option>
+            {!colls.data?.items.length ? <option value="">No collection</option> : null}
             {(colls.data?.items ?? []).map((c) => (
               <option key={c.name} value={c.name}>
                 {`${c.name} (${c.fields.length} fields${c.public ? ', public' : ''})`}

@@ -24,9 +24,11 @@ interface Webhook {
 
 export function WebhooksPage({ scope }: { scope: Scope }) {
   const route = useRoute();
-  const hook = route.query.get('webhook') ?? '';
   const hooks = useLoad<Page<Webhook>>(scope.project ? `/projects/${seg(scope.project)}/webhooks` : null);
   const items = hooks.data?.items ?? [];
+  // The first webhook is chosen on arrival; ?webhook= keeps another choice.
+  const asked = route.query.get('webhook') ?? '';
+  const hook = items.some((h) => h.name === asked) ? asked : (items[0]?.name ?? '');
   return (
     <>
       <h1>Webhooks</h1>
