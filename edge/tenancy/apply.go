@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apikey"
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -76,7 +77,7 @@ func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
 	var rep *Report
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		rep = &Report{Changes: []Change{}}
-		a := &applier{txn: txn, now: s.now().UTC().Format(TimeFormat), report: rep, touched: map[string]bool{}}
+		a := &applier{txn: txn, now: s.now().UTC().Format(apitime.Layout), report: rep, touched: map[string]bool{}}
 		if err := s.document(a, doc); err != nil {
 			return err
 		}
@@ -99,9 +100,6 @@ func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
 	}
 	return rep, nil
 }
-
-// TimeFormat is RFC 3339 UTC with milliseconds, the interface's timestamp form.
-const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 func (s *Service) document(a *applier, doc *Document) error {
 	for _, o := range doc.Orgs {

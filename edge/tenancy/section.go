@@ -125,7 +125,7 @@ type Writer struct {
 	Txn *store.Txn
 	// Org and Project name where the section being applied sits (empty during Prune).
 	Org, Project string
-	// Now is the apply's time in TimeFormat.
+	// Now is the apply's time in apitime.Layout.
 	Now string
 	a   *applier
 	// keyScope names both org and project in changes (API keys belong to both).

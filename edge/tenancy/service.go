@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apikey"
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -209,7 +210,7 @@ func (s *Service) CreateKey(ctx context.Context, r KeyRequest) (GeneratedKey, er
 			return err
 		}
 		*rep = Report{}
-		a := &applier{txn: txn, now: s.now().UTC().Format(TimeFormat), report: rep, touched: map[string]bool{}}
+		a := &applier{txn: txn, now: s.now().UTC().Format(apitime.Layout), report: rep, touched: map[string]bool{}}
 		if err := a.key(r.Org, r.Project, spec); err != nil {
 			return err
 		}

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // Attempts lists a webhook's delivery attempts newest first, limit per page, after the
@@ -58,13 +58,13 @@ func (s *Service) Ping(ctx context.Context, project, name string) (PingResult, e
 	}
 	now := s.now()
 	u := store.NewID()
-	raw, err := json.Marshal(body{Type: "ping", Timestamp: now.UTC().Format(tenancy.TimeFormat),
+	raw, err := json.Marshal(body{Type: "ping", Timestamp: now.UTC().Format(apitime.Layout),
 		Data: map[string]string{"project": project, "webhook": name}})
 	if err != nil {
 		return PingResult{}, err
 	}
 	r := s.post(ctx, h, "msg_"+u, raw)
-	a := Attempt{ID: store.NewID(), DeliveryID: "msg_" + u, Event: "ping", Attempt: 1, At: now.UTC().Format(tenancy.TimeFormat),
+	a := Attempt{ID: store.NewID(), DeliveryID: "msg_" + u, Event: "ping", Attempt: 1, At: now.UTC().Format(apitime.Layout),
 		StatusCode: r.status, LatencyMs: r.latency.Milliseconds(), Error: r.detail(), Outcome: StatusSucceeded}
 	if !r.ok() {
 		a.Outcome = StatusFailed

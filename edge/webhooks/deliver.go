@@ -15,10 +15,10 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/lease"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // Retry schedule: the n-th failure waits BaseBackoff·2^(n-1), capped at MaxBackoff, of which a
@@ -192,7 +192,7 @@ func (s *Service) record(d Delivery, holder string, r result, gone bool, base ti
 		prevDue := cur.Due
 		cur.Attempts++
 		a := Attempt{ID: store.NewID(), DeliveryID: cur.ID, Event: cur.Type, Attempt: cur.Attempts,
-			At: now.UTC().Format(tenancy.TimeFormat), StatusCode: r.status, LatencyMs: r.latency.Milliseconds(), Error: r.detail()}
+			At: now.UTC().Format(apitime.Layout), StatusCode: r.status, LatencyMs: r.latency.Milliseconds(), Error: r.detail()}
 		deadline := cur.CreatedAt.Add(MaxAge)
 		switch {
 		case r.ok():
@@ -205,7 +205,7 @@ func (s *Service) record(d Delivery, holder string, r result, gone bool, base ti
 				next = deadline
 			}
 			cur.Due = next.UnixNano()
-			a.Outcome, a.NextAttemptAt = "retrying", next.UTC().Format(tenancy.TimeFormat)
+			a.Outcome, a.NextAttemptAt = "retrying", next.UTC().Format(apitime.Layout)
 		}
 		ar, err := json.Marshal(a)
 		if err != nil {

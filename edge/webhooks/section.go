@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -142,7 +143,7 @@ func (section) Apply(w *tenancy.Writer, raw json.RawMessage) error {
 	if err := tenancy.Decode(raw, &hooks); err != nil {
 		return err
 	}
-	now, err := time.Parse(tenancy.TimeFormat, w.Now)
+	now, err := time.Parse(apitime.Layout, w.Now)
 	if err != nil {
 		return fmt.Errorf("webhooks: apply time: %w", err)
 	}

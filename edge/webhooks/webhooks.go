@@ -32,6 +32,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -197,7 +198,7 @@ func (s *Service) Prepare(ctx context.Context, ev Event) (Batch, error) {
 			if at.IsZero() {
 				at = s.now()
 			}
-			if raw, err = json.Marshal(body{Type: ev.Type, Timestamp: at.UTC().Format(tenancy.TimeFormat), Data: ev.Data}); err != nil {
+			if raw, err = json.Marshal(body{Type: ev.Type, Timestamp: at.UTC().Format(apitime.Layout), Data: ev.Data}); err != nil {
 				return Batch{}, fmt.Errorf("webhooks: encode %s event: %w", ev.Type, err)
 			}
 		}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // Events is told of every status a message moves to (sent, delivered, bounced, spam,
@@ -27,7 +27,7 @@ func (s *Service) persist(ctx context.Context, txn *store.Txn, m *Message, prev 
 		return nil
 	}
 	for _, e := range moves(m, prev) {
-		at, _ := time.Parse(tenancy.TimeFormat, e.At)
+		at, _ := time.Parse(apitime.Layout, e.At)
 		if err := s.events.MessageMoved(ctx, txn, m, e.Status, at); err != nil {
 			return err
 		}

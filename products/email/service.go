@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -167,7 +168,7 @@ func (s *Service) readProject(ctx context.Context, id string) (found[project], e
 // Wake is signalled after each commit that queued messages (the worker listens to it).
 func (s *Service) Wake() <-chan struct{} { return s.wake }
 
-func (s *Service) stamp() string { return s.now().UTC().Format(tenancy.TimeFormat) }
+func (s *Service) stamp() string { return s.now().UTC().Format(apitime.Layout) }
 
 // Send validates and renders a send for caller and queues it durably; it returns only after
 // the commit. idem is the Idempotency-Key header ("" for none).
@@ -302,7 +303,7 @@ func (s *Service) build(ctx context.Context, proj project, req SendRequest) (*Me
 	m := &Message{
 		ID: idPrefix + store.NewID(), Org: proj.Org, Project: proj.ID, Status: StatusQueued,
 		To: *req.To, From: s.from, Tags: dedupeTags(req.Tags), Metadata: req.Metadata,
-		CreatedAt: now.UTC().Format(tenancy.TimeFormat), Due: now.UnixNano(),
+		CreatedAt: now.UTC().Format(apitime.Layout), Due: now.UnixNano(),
 	}
 	m.UpdatedAt = m.CreatedAt
 	if m.Tags == nil {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 )
 
 // Limits of the interface.
@@ -82,7 +82,7 @@ func (a *Asset) View(assetBase string) View {
 	v := View{
 		ID: a.ID, Filename: a.Filename, MimeType: a.MimeType, Size: a.Size, Status: a.Status,
 		Title: a.Title, Alt: a.Alt, Tags: a.Tags, Width: a.Width, Height: a.Height,
-		CreatedAt: a.CreatedAt.UTC().Format(tenancy.TimeFormat),
+		CreatedAt: a.CreatedAt.UTC().Format(apitime.Layout),
 	}
 	if v.Tags == nil {
 		v.Tags = []string{}

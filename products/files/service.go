@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // Options are the Service's dependencies.
@@ -143,7 +143,7 @@ func (s *Service) Presign(ctx context.Context, sc Scope, r PresignRequest) (Slot
 	return Slot{
 		AssetID: id, StorageKey: a.StorageKey,
 		UploadURL: strings.TrimRight(s.o.FilesBase, "/") + "/upload/" + id + "?" + q,
-		ExpiresAt: exp.Format(tenancy.TimeFormat),
+		ExpiresAt: exp.Format(apitime.Layout),
 	}, nil
 }
 

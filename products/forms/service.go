@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/ratelimit"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -356,7 +357,7 @@ func (s *Service) submit(ctx context.Context, a Admission, in Input) (Receipt, e
 		return Receipt{}, fmt.Errorf("forms: new id: %w", err)
 	}
 	sub := Submission{
-		ID: id.String(), Form: in.Slug, CreatedAt: s.now().UTC().Format(tenancy.TimeFormat),
+		ID: id.String(), Form: in.Slug, CreatedAt: s.now().UTC().Format(apitime.Layout),
 		IP: in.IP, UserAgent: in.UserAgent, Data: data, Files: []FileRef{},
 	}
 	if err := s.storeFiles(ctx, c, in, &sub); err != nil {

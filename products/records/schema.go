@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/index/fields"
 )
 
@@ -251,4 +251,4 @@ func encodeScalar(f *Field, v any) []byte {
 }
 
 // timeText renders milliseconds since the epoch in the interface's timestamp form.
-func timeText(ms int64) string { return time.UnixMilli(ms).UTC().Format(tenancy.TimeFormat) }
+func timeText(ms int64) string { return time.UnixMilli(ms).UTC().Format(apitime.Layout) }

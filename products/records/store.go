@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // Key layout. Everything the product stores lives below "records/".
@@ -383,9 +383,9 @@ func buildRecord(s *Schema, id string, published bool, data map[string]any, crea
 
 // quotedTime is t in the interface's timestamp form, between double quotes: a JSON string.
 func quotedTime(t time.Time) []byte {
-	b := make([]byte, 0, len(tenancy.TimeFormat)+8)
+	b := make([]byte, 0, len(apitime.Layout)+8)
 	b = append(b, '"')
-	b = t.AppendFormat(b, tenancy.TimeFormat)
+	b = t.AppendFormat(b, apitime.Layout)
 	return append(b, '"')
 }
 

@@ -10,10 +10,10 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/cmd/gatehouse/internal/pluginsync"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
@@ -84,7 +84,7 @@ func (p pluginAdmin) PluginStatus(project string) []admin.PluginStatus {
 		a := admin.PluginStatus{Name: st.Name, Hooks: st.Hooks, Status: st.Status, LastError: st.LastError,
 			Calls: st.Calls, Errors: st.Errors}
 		if st.LastErrorAt != nil {
-			a.LastErrorAt = st.LastErrorAt.UTC().Format(tenancy.TimeFormat)
+			a.LastErrorAt = st.LastErrorAt.UTC().Format(apitime.Layout)
 		}
 		out = append(out, a)
 	}
@@ -99,7 +99,7 @@ func (p pluginAdmin) PluginLogs(project, name string, n int) ([]admin.PluginLogL
 	}
 	out := make([]admin.PluginLogLine, len(lines))
 	for i, l := range lines {
-		out[i] = admin.PluginLogLine{Time: l.Time.UTC().Format(tenancy.TimeFormat), Text: l.Text}
+		out[i] = admin.PluginLogLine{Time: l.Time.UTC().Format(apitime.Layout), Text: l.Text}
 	}
 	return out, true
 }
