@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/openapi"
 )
 
 // Product is one public product (or host) mounted under {public_url}/<Segment>.
@@ -133,6 +134,11 @@ func New(o Options) (*Server, error) {
 		return c.JSON(fiber.Map{"status": "ready"})
 	})
 	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	spec, err := openapi.New()
+	if err != nil {
+		return nil, err
+	}
+	spec.Mount(app.Group(base))
 
 	admin := scopedRouter{Router: app.Group(base+"/admin/v1", adminAuth(cfg.AdminToken, o.Sessions, base+"/admin/v1/session", base+"/admin/v1/invites/accept")), projectOrg: o.ProjectOrg}
 	for _, a := range o.Admin {

@@ -371,3 +371,19 @@ func TestUnknownMethodHasEnvelope(t *testing.T) {
 		t.Errorf("GET after unknown methods = %d", r.Status)
 	}
 }
+
+// GET /openapi.json answers the OpenAPI document without a key, on the main host only.
+func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *config.Config) { c.AssetHost = "http://assets.test" })
+	r := h.Do("GET", "/openapi.json", nil)
+	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("GET /openapi.json = %d %s", r.Status, r.Header.Get("Content-Type"))
+	}
+	if v, _ := r.JSON(t)["openapi"].(string); v != "3.1.0" {
+		t.Errorf("GET /openapi.json: openapi = %q, want 3.1.0", v)
+	}
+	if r := h.Do("GET", "/openapi.json", nil, "Host", "assets.test"); r.Status != 404 {
+		t.Errorf("GET /openapi.json on the asset host = %d, want 404", r.Status)
+	}
+}
