@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/url"
 	"sync"
 	"testing"
@@ -25,14 +23,18 @@ import (
 func TestPostgresPartition(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	u, err := url.Parse(pgtest.URL(t))
+	direct := pgtest.URL(t)
+	target, err := url.Parse(direct)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startPartitionProxy(t, u.Host)
-	u.Host = p.addr()
+	p := pgtest.StartProxy(t, target.Host)
+	u, err := p.URL(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const timeout = time.Second
-	db, err := Open(Options{Backend: BackendPostgres, PostgresURL: u.String(), SyncWrites: true, PostgresTimeout: timeout})
+	db, err := Open(Options{Backend: BackendPostgres, PostgresURL: u, SyncWrites: true, PostgresTimeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,7 @@ func TestPostgresPartition(t *testing.T) {
 	load := startWriteLoad(db, 8)
 	load.awaitAcks(t, 200)
 
-	p.partition()
+	p.Partition()
 	// A bound that only a hang passes: a call waits for the group in flight at the cut (its
 	// wait for a connection and its statement, one timeout each), then for its own.
 	const bound = 8 * timeout
@@ -97,7 +99,7 @@ func TestPostgresPartition(t *testing.T) {
 		t.Errorf("%d writes acknowledged while the proxy forwarded nothing", n-cut)
 	}
 
-	p.heal()
+	p.Heal()
 	atHeal := load.restarted()
 	load.awaitAcks(t, atHeal+200)
 	acked, failed, failedAfter := load.stop()
@@ -137,132 +139,4 @@ func (l *writeLoad) awaitFailures(t *testing.T, n int) {
 			t.Fatalf("%d Updates failed, want %d", failed, n)
 		}
 	}
-}
-
-// partitionProxy forwards TCP connections on loopback to a server. While partitioned it
-// copies nothing in either direction, on every connection, new ones included, and closes
-// nothing: what it reads meanwhile (an end of stream too) is held and delivered once it
-// forwards again, as TCP delivers what it retransmits after a partition heals.
-type partitionProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	cond   *sync.Cond
-	cut    bool
-	closed bool
-	conns  []net.Conn
-	wg     sync.WaitGroup
-}
-
-func startPartitionProxy(t *testing.T, target string) *partitionProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &partitionProxy{ln: ln, target: target}
-	p.cond = sync.NewCond(&p.mu)
-	p.wg.Add(1)
-	go p.accept()
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *partitionProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *partitionProxy) accept() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		s, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		if !p.track(c, s) {
-			return
-		}
-		p.wg.Add(2)
-		go p.pipe(s, c)
-		go p.pipe(c, s)
-	}
-}
-
-// track registers a connection pair, or closes it when the proxy is closed.
-func (p *partitionProxy) track(c, s net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		c.Close()
-		s.Close()
-		return false
-	}
-	p.conns = append(p.conns, c, s)
-	return true
-}
-
-// pipe copies src to dst, each read held while the proxy is partitioned; at src's end it
-// closes dst (after the partition, if one is on).
-func (p *partitionProxy) pipe(dst, src net.Conn) {
-	defer p.wg.Done()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if !p.pass() {
-			return
-		}
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				src.Close()
-				return
-			}
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				src.Close()
-			}
-			dst.Close()
-			return
-		}
-	}
-}
-
-// pass waits while the proxy is partitioned; false once it is closed.
-func (p *partitionProxy) pass() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for p.cut && !p.closed {
-		p.cond.Wait()
-	}
-	return !p.closed
-}
-
-func (p *partitionProxy) partition() {
-	p.mu.Lock()
-	p.cut = true
-	p.mu.Unlock()
-}
-
-func (p *partitionProxy) heal() {
-	p.mu.Lock()
-	p.cut = false
-	p.mu.Unlock()
-	p.cond.Broadcast()
-}
-
-// close stops the proxy and closes every connection.
-func (p *partitionProxy) close() {
-	p.mu.Lock()
-	p.closed = true
-	conns := p.conns
-	p.mu.Unlock()
-	p.cond.Broadcast()
-	p.ln.Close()
-	for _, c := range conns {
-		c.Close()
-	}
-	p.wg.Wait()
 }
