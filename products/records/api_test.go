@@ -165,7 +165,7 @@ func TestList(t *testing.T) {
 		{"sort nulls first", "sort=day,id", pk, []string{"post-3", "post-4", "post-5", "post-2", "post-1"}},
 		{"q prefix", "q=hel", pk, []string{"post-1", "post-5"}},
 		{"q case", "q=WASM", pk, []string{"post-3"}},
-		{"q two words", "q=hel wor", pk, []string{"post-1"}},
+		{"q two words", "q=hel%20wor", pk, []string{"post-1"}},
 		{"q with filter and sort", "q=hello&filter=views:gte:5&sort=-views", pk, []string{"post-5"}},
 		{"q nothing", "q=zzz", pk, []string{}},
 		{"comma and colon in value", "filter=title:eq:" + url.QueryEscape("Getting started%2C with: Gatehouse"), pk, []string{"post-2"}},
