@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,24 +15,35 @@ import (
 
 // The server's own view of its connections, for two things fasthttp does not do:
 //
-//   - Graceful stop with quiet connections. fasthttp counts a connection as busy from the
-//     moment it is accepted, so one that never sends a request held its Shutdown for the whole
-//     timeout; and it closes "idle" keep-alive connections even when the next request already
-//     waits unread in the kernel. The listener below tracks every connection and whether a
-//     request byte has arrived (or waits) since its last answer. Shutdown closes the quiet
-//     ones at once, answers every later request with Connection: close, and waits until the
-//     requests in flight are answered and their connections closed.
+//   - Graceful stop with quiet connections. fasthttp (v1.78) counts a new connection as busy
+//     for its first 5 seconds, so one that never sends a request holds its Shutdown that long;
+//     and it closes "idle" keep-alive connections even when the next request already waits
+//     unread in the kernel (the request is dropped unanswered). The listener below tracks
+//     every connection and whether it is quiet: between an answer (or its accept) and the
+//     first byte of its next request, with nothing waiting in the kernel. Shutdown ends the
+//     quiet ones at once, answers every later request with Connection: close, and waits until
+//     the requests in flight are answered and their connections closed.
 //   - Lingering close. When the server answers before reading the whole body (413, or a
 //     refusal before a large upload) and closes, the kernel resets a connection that still has
 //     unread data, and the client often sees the reset instead of the answer. Close sends FIN
 //     first and reads what the client still sends (up to lingerMax bytes, for at most
 //     lingerTime) before closing, as nginx's lingering_close and net/http do.
+//
+// The tracking never closes a connection under fasthttp: closing one fasthttp is serving
+// would cut the request in flight (fasthttp v1.51 even panicked on it). To end a quiet
+// connection, Shutdown moves its read deadline into the past, which wakes the server's blocked
+// read; that read then reports the end of the connection (io.EOF) and fasthttp closes it
+// itself. A request whose first byte comes in that instant is served instead: the connection
+// stops being quiet (StateActive) and gets its own read deadline back.
 
 // Lingering close bounds: what a client may still send after the answer, and for how long.
 const (
 	lingerMax  = 4 * MaxBodyBytes
 	lingerTime = 10 * time.Second
 )
+
+// longAgo is a read deadline in the past: it wakes a blocked read at once.
+var longAgo = time.Unix(1, 0)
 
 // connListener tracks the connections it accepts.
 type connListener struct {
@@ -54,8 +66,7 @@ func (l *connListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	tc := &trackedConn{Conn: c, l: l}
-	tc.quiet.Store(true)
+	tc := &trackedConn{Conn: c, l: l, quiet: true}
 	l.mu.Lock()
 	if l.stopping.Load() {
 		l.mu.Unlock()
@@ -73,24 +84,22 @@ func (l *connListener) Close() error {
 	return l.err
 }
 
-// stop closes the listener and every quiet connection; drained is closed once the others
-// have been answered and closed.
+// stop closes the listener and ends every quiet connection; drained is closed once all
+// connections have been answered and closed.
 func (l *connListener) stop() {
 	l.mu.Lock()
 	l.stopping.Store(true)
 	l.mu.Unlock()
 	_ = l.Close()
 	l.mu.Lock()
-	var quiet []*trackedConn
+	conns := make([]*trackedConn, 0, len(l.conns))
 	for c := range l.conns {
-		if c.isQuiet() {
-			quiet = append(quiet, c)
-		}
+		conns = append(conns, c)
 	}
 	l.checkDrained()
 	l.mu.Unlock()
-	for _, c := range quiet {
-		c.closeNow()
+	for _, c := range conns {
+		c.endIfQuiet()
 	}
 }
 
@@ -115,27 +124,82 @@ func (l *connListener) checkDrained() {
 // trackedConn is one accepted connection.
 type trackedConn struct {
 	net.Conn
-	l *connListener
-	// quiet is true while no byte of a request has been read since the last answer.
-	quiet  atomic.Bool
+	l      *connListener
 	closed atomic.Bool
+
+	mu sync.Mutex
+	// quiet is true from the connection's accept or its last answer until fasthttp sees the
+	// first byte of the next request (StateActive).
+	quiet bool
+	// ending is set when Shutdown ends the quiet connection: its read deadline stays in the
+	// past and a read that times out reports io.EOF.
+	ending bool
+	// deadline is the read deadline fasthttp last asked for, applied again if the connection
+	// stops ending because a request arrived.
+	deadline time.Time
 }
 
-// isQuiet reports whether the connection has no request in flight: nothing read since its
-// last answer and nothing waiting to be read.
-func (c *trackedConn) isQuiet() bool { return c.quiet.Load() && !pending(c.Conn) }
+// endIfQuiet ends the connection if it is quiet and no request byte waits in the kernel: its
+// blocked read wakes and reports io.EOF, and fasthttp closes the connection.
+func (c *trackedConn) endIfQuiet() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.quiet || c.ending || pending(c.Conn) {
+		return
+	}
+	c.ending = true
+	_ = c.Conn.SetReadDeadline(longAgo)
+}
 
-// Read marks the connection busy as soon as a request byte arrives. A read cut by closeNow
-// ends like a client's close (io.EOF), not as a network failure to report.
+// busy marks the connection as serving a request; one being ended goes on instead, under the
+// read deadline fasthttp set (c.mu held).
+func (c *trackedConn) busy() {
+	c.quiet = false
+	if c.ending {
+		c.ending = false
+		_ = c.Conn.SetReadDeadline(c.deadline)
+	}
+}
+
+// Read reports the end of an ending connection as a client's close (io.EOF), so fasthttp
+// closes it without an answer; request bytes that arrived meanwhile are read and served.
 func (c *trackedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.quiet.Store(false)
+	for {
+		n, err := c.Conn.Read(p)
+		if n > 0 || err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+			return n, err
+		}
+		c.mu.Lock()
+		if !c.ending {
+			c.mu.Unlock()
+			return n, err
+		}
+		if !pending(c.Conn) {
+			c.mu.Unlock()
+			return 0, io.EOF
+		}
+		c.busy()
+		c.mu.Unlock()
 	}
-	if err != nil && n == 0 && c.closed.Load() && errors.Is(err, net.ErrClosed) {
-		return 0, io.EOF
+}
+
+// SetReadDeadline records fasthttp's deadline, and applies it unless the connection is ending.
+func (c *trackedConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deadline = t
+	if c.ending {
+		return nil
 	}
-	return n, err
+	return c.Conn.SetReadDeadline(t)
+}
+
+// SetDeadline is SetWriteDeadline and SetReadDeadline.
+func (c *trackedConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.SetReadDeadline(t)
 }
 
 // Close half-closes and drains in the background (lingering close), then closes.
@@ -159,24 +223,26 @@ func (c *trackedConn) Close() error {
 	return nil
 }
 
-// closeNow closes at once (a quiet connection at shutdown has nothing left to read).
-func (c *trackedConn) closeNow() {
-	if c.closed.CompareAndSwap(false, true) {
-		_ = c.Conn.Close()
-		c.l.forget(c)
-	}
-}
-
-// connState is fasthttp's connection state hook: a connection back to idle after an answer
-// is quiet again; while stopping, it is closed.
+// connState is fasthttp's connection state hook, called by the goroutine serving the
+// connection: the first byte of a request makes it busy; back to idle after an answer it is
+// quiet again and, while stopping, ended.
 func connState(c net.Conn, st fasthttp.ConnState) {
 	tc, ok := c.(*trackedConn)
-	if !ok || st != fasthttp.StateIdle {
+	if !ok {
 		return
 	}
-	tc.quiet.Store(true)
-	if tc.l.stopping.Load() && tc.isQuiet() {
-		tc.closeNow()
+	switch st {
+	case fasthttp.StateActive:
+		tc.mu.Lock()
+		tc.busy()
+		tc.mu.Unlock()
+	case fasthttp.StateIdle:
+		tc.mu.Lock()
+		tc.quiet = true
+		tc.mu.Unlock()
+		if tc.l.stopping.Load() {
+			tc.endIfQuiet()
+		}
 	}
 }
 
