@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
+	"github.com/gatehouse-dev/gatehouse/products/forms"
 )
 
 // s3Service is an S3 protocol server (gofakes3) on a fixed loopback address that goes down
@@ -110,16 +112,23 @@ func TestFilePartsWithS3Down(t *testing.T) {
 	inbox := func() []struct {
 		ID    string
 		Files []struct{ URL string }
-	} { t.Helper(); r := e.Admin("GET", "/projects/demo/forms/contact/submissions", nil); if r.Status != 200 {
-		t.Fatalf("inbox = %d %s", r.Status, r.Body)
-	}; var page struct {
-		Items []struct {
-			ID    string
-			Files []struct{ URL string }
+	} {
+		t.Helper()
+		r := e.Admin("GET", "/projects/demo/forms/contact/submissions", nil)
+		if r.Status != 200 {
+			t.Fatalf("inbox = %d %s", r.Status, r.Body)
 		}
-	}; if err := json.Unmarshal(r.Body, &page); err != nil {
-		t.Fatal(err)
-	}; return page.Items }
+		var page struct {
+			Items []struct {
+				ID    string
+				Files []struct{ URL string }
+			}
+		}
+		if err := json.Unmarshal(r.Body, &page); err != nil {
+			t.Fatal(err)
+		}
+		return page.Items
+	}
 
 	s3.down()
 	body, ctype := withPhoto()
@@ -169,5 +178,58 @@ func TestSecondFileRefusedStoresNothing(t *testing.T) {
 	var page struct{ Items []any }
 	if err := json.Unmarshal(r.Body, &page); r.Status != 200 || err != nil || len(page.Items) != 0 {
 		t.Errorf("inbox = %d %s, want no submission", r.Status, r.Body)
+	}
+}
+
+// downOnSecondPut is a blob store whose S3 service goes down just before the second Put, as
+// an outage between two files of one submission.
+type downOnSecondPut struct {
+	*blob.S3 // Open, Delete, List
+	s3       *s3Service
+	puts     atomic.Int32
+}
+
+func (d *downOnSecondPut) Put(ctx context.Context, key string, r io.Reader, ctype string) (int64, error) {
+	if d.puts.Add(1) == 2 {
+		d.s3.down()
+	}
+	return d.S3.Put(ctx, key, r, ctype)
+}
+
+// S3 lost between two files of one submission leaves the first file behind (it cannot be
+// removed either); the orphan sweep removes it once it is older than forms.OrphanAge, and
+// leaves the files of stored submissions alone.
+func TestOrphanFilesSwept(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s3 := startS3Service(t)
+	e := startBlobs(t, "", nil, func(t testing.TB, _ string) blob.Store { return &downOnSecondPut{S3: s3.store(t), s3: s3} })
+	gallery := func() (io.Reader, string) {
+		return multipartBody(t, part{name: "caption", value: "two"},
+			part{name: "front", filename: "f.png", ctype: "image/png", data: pngBytes},
+			part{name: "back", filename: "b.png", ctype: "image/png", data: pngBytes})
+	}
+	body, ctype := gallery()
+	if r := e.Do("POST", "/forms/forms/gallery/submit", body, "X-API-Key", "pk_live_demo_web", "Content-Type", ctype); r.Status != 503 || r.Code() != "STORAGE_UNAVAILABLE" {
+		t.Fatalf("submission with S3 lost after its first file = %d %s, want 503 STORAGE_UNAVAILABLE", r.Status, r.Body)
+	}
+	s3.up(t)
+	orphan := s3.objects(t)
+	if len(orphan) != 1 {
+		t.Fatalf("bucket after S3 was lost between two files = %v, want the first file alone", orphan)
+	}
+	body, ctype = gallery()
+	if r := e.Do("POST", "/forms/forms/gallery/submit", body, "X-API-Key", "pk_live_demo_web", "Content-Type", ctype); r.Status != 201 {
+		t.Fatalf("submission once S3 is back = %d %s", r.Status, r.Body)
+	}
+	if n, err := e.svc.SweepOrphans(ctx, forms.OrphanAge); err != nil || n != 0 {
+		t.Errorf("sweep of files younger than OrphanAge removed %d (%v), want none", n, err)
+	}
+	if n, err := e.svc.SweepOrphans(ctx, 0); err != nil || n != 1 {
+		t.Errorf("sweep removed %d (%v), want the orphan alone", n, err)
+	}
+	left := s3.objects(t)
+	if len(left) != 2 || slices.Contains(left, orphan[0]) {
+		t.Errorf("bucket after the sweep = %v, want the stored submission's two files and not %s", left, orphan[0])
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -84,6 +85,11 @@ type Service struct {
 	m     *metrics
 	// spoolPart begins the names of this run's spooled file parts: spoolPrefix and a run id.
 	spoolPart string
+	// sweepMu guards the orphan sweep Start runs (orphans.go): stopSweep ends it, sweepDone
+	// is closed when it has.
+	sweepMu   sync.Mutex
+	stopSweep context.CancelFunc
+	sweepDone chan struct{}
 }
 
 // VerifiersOptions configures NewVerifiers: the siteverify endpoint of each provider and the
@@ -149,20 +155,40 @@ func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
 func (s *Service) CommitStats() (commits, writes uint64) { return s.o.DB.CommitStats() }
 
 // Start removes the multipart file parts an earlier run (a crash) left in Options.SpoolDir (not
-// in the shared os.TempDir()). It may run while submissions arrive, after the server listens:
-// their parts carry this run's id and stay.
+// in the shared os.TempDir()), and starts the hourly sweep of orphaned files (orphans.go). It
+// may run while submissions arrive, after the server listens: their parts carry this run's id
+// and stay.
 func (s *Service) Start(context.Context) error {
 	if s.o.SpoolDir != os.TempDir() {
 		cleanSpool(s.o.SpoolDir, s.spoolPart, s.log)
 	}
+	s.sweepMu.Lock()
+	defer s.sweepMu.Unlock()
+	if s.stopSweep == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopSweep, s.sweepDone = cancel, make(chan struct{})
+		go func() {
+			defer close(s.sweepDone)
+			s.sweepLoop(ctx)
+		}()
+	}
 	return nil
 }
 
-// Stop is a no-op kept for the lifecycle: Start leaves nothing running.
-func (s *Service) Stop(context.Context) error { return nil }
+// Stop ends the orphan sweep, waiting for a sweep under way to stop.
+func (s *Service) Stop(context.Context) error {
+	s.sweepMu.Lock()
+	defer s.sweepMu.Unlock()
+	if s.stopSweep != nil {
+		s.stopSweep()
+		<-s.sweepDone
+		s.stopSweep = nil
+	}
+	return nil
+}
 
-// Close is a no-op kept for the lifecycle: the store's committer drains on the store's Close.
-func (s *Service) Close() error { return nil }
+// Close ends the orphan sweep as Stop does; the store's committer drains on the store's Close.
+func (s *Service) Close() error { return s.Stop(context.Background()) }
 
 // form loads (through the cache) a published, public form of project.
 func (s *Service) form(ctx context.Context, project, slug string) (*compiled, error) {
