@@ -15,9 +15,89 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
-// MountAdmin registers POST /admin/v1/plugins (the token check is the server's).
+// MountAdmin registers POST /admin/v1/plugins (module upload), GET
+// /projects/{project}/plugin-modules (the uploaded modules), PUT and DELETE
+// /projects/{project}/plugins/{name} (a whole registration), and POST .../plugins/{name}/hooks
+// and DELETE .../plugins/{name}/hooks/{hook} (attach a module to one hook, detach it).
+// The token check is the server's.
 func (r *Registry) MountAdmin(rt fiber.Router) {
 	rt.Post("/plugins", httpx.BodyLimit(MaxModuleBytes), r.uploadModule)
+	rt.Get("/projects/:project/plugin-modules", r.listModules)
+	rt.Put("/projects/:project/plugins/:name", httpx.BodyLimit(64<<10), r.putPlugin)
+	rt.Delete("/projects/:project/plugins/:name", r.deletePlugin)
+	rt.Post("/projects/:project/plugins/:name/hooks", httpx.BodyLimit(4<<10), r.attach)
+	rt.Delete("/projects/:project/plugins/:name/hooks/:hook", r.detach)
+}
+
+// attach answers POST /projects/{project}/plugins/{name}/hooks {"hook","module"?}: the hook is
+// added to the registration (created to run module, by default the module of the same name,
+// when there is none); 200 with the registration.
+func (r *Registry) attach(c *fiber.Ctx) error {
+	var req struct {
+		Hook   string `json:"hook"`
+		Module string `json:"module"`
+	}
+	if err := httpx.DecodeJSON(c, &req, apierr.CodeValidationFailed); err != nil {
+		return err
+	}
+	name := utils.CopyString(c.Params("name"))
+	if req.Module == "" {
+		req.Module = name
+	}
+	p, err := r.Attach(c.UserContext(), utils.CopyString(c.Params("project")), name, req.Module, req.Hook)
+	if err != nil {
+		return apiError(err)
+	}
+	return c.JSON(p)
+}
+
+// detach answers DELETE /projects/{project}/plugins/{name}/hooks/{hook}: 204, or 404.
+func (r *Registry) detach(c *fiber.Ctx) error {
+	err := r.Detach(c.UserContext(), utils.CopyString(c.Params("project")), utils.CopyString(c.Params("name")), utils.CopyString(c.Params("hook")))
+	if err != nil {
+		return apiError(err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// listModules answers the project's uploaded modules, one page, in name order.
+func (r *Registry) listModules(c *fiber.Ctx) error {
+	project := utils.CopyString(c.Params("project"))
+	if _, err := r.ten.Project(c.UserContext(), project); err != nil {
+		return apiError(err)
+	}
+	ms, err := r.Modules(c.UserContext(), project)
+	if err != nil {
+		return err
+	}
+	return c.JSON(httpx.NewList(ms, ""))
+}
+
+// putPlugin creates (201) or replaces (200) a registration from its tenants-document form
+// without the name (the path's): {"module","hooks",...}.
+func (r *Registry) putPlugin(c *fiber.Ctx) error {
+	var p Plugin
+	if err := httpx.DecodeJSON(c, &p, apierr.CodeValidationFailed); err != nil {
+		return err
+	}
+	p.Name = utils.CopyString(c.Params("name"))
+	created, err := r.PutPlugin(c.UserContext(), utils.CopyString(c.Params("project")), p)
+	if err != nil {
+		return apiError(err)
+	}
+	status := fiber.StatusOK
+	if created {
+		status = fiber.StatusCreated
+	}
+	return c.Status(status).JSON(p)
+}
+
+// deletePlugin removes a registration: 204, or 404.
+func (r *Registry) deletePlugin(c *fiber.Ctx) error {
+	if err := r.DeletePlugin(c.UserContext(), utils.CopyString(c.Params("project")), utils.CopyString(c.Params("name"))); err != nil {
+		return apiError(err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
 }
 
 // uploadModule stores a Wasm module sent as the raw body of POST /plugins?project=P&name=N.
@@ -76,6 +156,8 @@ func apiError(err error) error {
 		return e
 	case errors.Is(err, tenancy.ErrNotFound):
 		return apierr.New(404, apierr.CodeNotFound, "no such entity", err)
+	case errors.Is(err, ErrNotFound):
+		return apierr.New(404, apierr.CodeNotFound, "no such plugin in this project", err)
 	case errors.Is(err, ErrTooLarge):
 		return apierr.ErrTooLarge
 	case errors.Is(err, ErrNotWasm):

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -48,7 +49,8 @@ var (
 	ErrNotFound = errors.New("pluginreg: not found")
 )
 
-// Key layout: plugins/reg/<project>/<name> -> Plugin; plugins/module/<project>/<name> -> Wasm.
+// Key layout: plugins/reg/<project>/<name> -> Plugin; plugins/module/<project>/<name> -> Wasm;
+// plugins/modmeta/<project>/<name> -> its size, digest and upload time (manage.go).
 func regKey(project, name string) []byte    { return store.Key("plugins", "reg", project, name) }
 func regPrefix(project string) []byte       { return store.Prefix("plugins", "reg", project) }
 func moduleKey(project, name string) []byte { return store.Key("plugins", "module", project, name) }
@@ -118,36 +120,49 @@ func (Section) Check(c *tenancy.Check, raw json.RawMessage) {
 		} else {
 			c.Unique(seen, pl.Name, path, "plugin")
 		}
-		if pl.Module == "" {
-			c.Add(path+".module", "is required: a .wasm path or the name of an uploaded module")
-		}
-		if len(pl.Hooks) == 0 {
-			c.Add(path+".hooks", "must name at least one hook")
-		}
-		for j, h := range pl.Hooks {
-			if !hooks[h] {
-				c.Add(fmt.Sprintf("%s.hooks[%d]", path, j), "%q is not forms.submit, records.read, email.send or captcha.verify", h)
-			}
-		}
-		if pl.OnError != "" && pl.OnError != "open" && pl.OnError != "closed" {
-			c.Add(path+".onError", "must be open or closed")
-		}
-		for j, h := range pl.AllowHosts {
-			// The patterns themselves (host, host:port, *.domain, https://host, [IPv6]:port) are
-			// the plugin host's to judge: it refuses a bad one at apply with PLUGIN_REFUSED.
-			if h == "" || len(h) > 300 || strings.ContainsAny(h, " \t\r\n") {
-				c.Add(fmt.Sprintf("%s.allowHosts[%d]", path, j), "%q is not a host pattern", h)
-			}
-		}
-		if pl.Limits.MemoryMB < 0 || pl.Limits.MemoryMB > 1024 {
-			c.Add(path+".limits.memoryMB", "must be from 8 to 1024")
-		} else if pl.Limits.MemoryMB != 0 && pl.Limits.MemoryMB < 8 {
-			c.Add(path+".limits.memoryMB", "must be from 8 to 1024 (Go guests need at least 8)")
-		}
-		if pl.Limits.TimeoutMs < 0 || pl.Limits.TimeoutMs > 60000 {
-			c.Add(path+".limits.timeoutMs", "must be from 1 to 60000")
+		for _, p := range checkPlugin(pl) {
+			c.Add(path+"."+p.Path, "%s", p.Message)
 		}
 	}
+}
+
+// checkPlugin reports what is wrong with one registration besides its name (paths relative to
+// it): the document's check and the admin API's PUT share it.
+func checkPlugin(pl Plugin) []tenancy.Problem {
+	var out []tenancy.Problem
+	add := func(path, format string, args ...any) {
+		out = append(out, tenancy.Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	if pl.Module == "" {
+		add("module", "is required: a .wasm path or the name of an uploaded module")
+	}
+	if len(pl.Hooks) == 0 {
+		add("hooks", "must name at least one hook")
+	}
+	for j, h := range pl.Hooks {
+		if !hooks[h] {
+			add(fmt.Sprintf("hooks[%d]", j), "%q is not forms.submit, records.read, email.send or captcha.verify", h)
+		}
+	}
+	if pl.OnError != "" && pl.OnError != "open" && pl.OnError != "closed" {
+		add("onError", "must be open or closed")
+	}
+	for j, h := range pl.AllowHosts {
+		// The patterns themselves (host, host:port, *.domain, https://host, [IPv6]:port) are
+		// the plugin host's to judge: it refuses a bad one at apply with PLUGIN_REFUSED.
+		if h == "" || len(h) > 300 || strings.ContainsAny(h, " \t\r\n") {
+			add(fmt.Sprintf("allowHosts[%d]", j), "%q is not a host pattern", h)
+		}
+	}
+	if pl.Limits.MemoryMB < 0 || pl.Limits.MemoryMB > 1024 {
+		add("limits.memoryMB", "must be from 8 to 1024")
+	} else if pl.Limits.MemoryMB != 0 && pl.Limits.MemoryMB < 8 {
+		add("limits.memoryMB", "must be from 8 to 1024 (Go guests need at least 8)")
+	}
+	if pl.Limits.TimeoutMs < 0 || pl.Limits.TimeoutMs > 60000 {
+		add("limits.timeoutMs", "must be from 1 to 60000")
+	}
+	return out
 }
 
 // Apply implements tenancy.Section: registrations are upserted by name.
@@ -261,6 +276,13 @@ func (r *Registry) PutModule(ctx context.Context, project, name string, module [
 	changes := []tenancy.Change{{Op: "updated", Kind: "module", Project: project, Name: name}}
 	err := r.db.Update(ctx, func(txn *store.Txn) error {
 		if err := txn.Set(moduleKey(project, name), module); err != nil {
+			return err
+		}
+		meta, err := json.Marshal(newModuleMeta(module, time.Now()))
+		if err != nil {
+			return err
+		}
+		if err := txn.Set(moduleMetaKey(project, name), meta); err != nil {
 			return err
 		}
 		return r.ten.Record(txn, changes) // journaled with the module (edge/bus)

@@ -114,26 +114,39 @@ func (sec section) Check(c *tenancy.Check, raw json.RawMessage) {
 		} else {
 			c.Unique(seen, w.Name, wp, "webhook")
 		}
-		u, err := url.Parse(w.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
-			c.Add(wp+".url", "must be an absolute http(s) URL without credentials or fragment")
-		} else if err := sec.egress.CheckTarget(context.Background(), u); err != nil {
-			c.Add(wp+".url", "refused by the egress policy (%v); set egress.allow_private_networks to deliver to private networks", err)
-		}
-		if len(w.Events) == 0 {
-			c.Add(wp+".events", "list at least one of %s", strings.Join(Events, ", "))
-		}
-		for j, e := range w.Events {
-			if !slices.Contains(Events, e) {
-				c.Add(fmt.Sprintf("%s.events[%d]", wp, j), "%q is not an event; events are %s", e, strings.Join(Events, ", "))
-			}
-		}
-		if w.Secret != "" {
-			if msg := checkSecret(w.Secret); msg != "" {
-				c.Add(wp+".secret", "%s", msg)
-			}
+		for _, p := range checkHook(context.Background(), sec.egress, w) {
+			c.Add(wp+"."+p.Path, "%s", p.Message)
 		}
 	}
+}
+
+// checkHook reports what is wrong with one webhook's URL, events and secret (paths relative to
+// the webhook): the document's check and the admin API's PUT share it.
+func checkHook(ctx context.Context, eg *egress.Policy, w Webhook) []tenancy.Problem {
+	var out []tenancy.Problem
+	add := func(path, format string, args ...any) {
+		out = append(out, tenancy.Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	u, err := url.Parse(w.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
+		add("url", "must be an absolute http(s) URL without credentials or fragment")
+	} else if err := eg.CheckTarget(ctx, u); err != nil {
+		add("url", "refused by the egress policy (%v); set egress.allow_private_networks to deliver to private networks", err)
+	}
+	if len(w.Events) == 0 {
+		add("events", "list at least one of %s", strings.Join(Events, ", "))
+	}
+	for j, e := range w.Events {
+		if !slices.Contains(Events, e) {
+			add(fmt.Sprintf("events[%d]", j), "%q is not an event; events are %s", e, strings.Join(Events, ", "))
+		}
+	}
+	if w.Secret != "" {
+		if msg := checkSecret(w.Secret); msg != "" {
+			add("secret", "%s", msg)
+		}
+	}
+	return out
 }
 
 // Apply upserts the webhooks by name: a missing secret keeps the stored one or is generated
@@ -160,23 +173,37 @@ func (section) Apply(w *tenancy.Writer, raw json.RawMessage) error {
 				return fmt.Errorf("webhooks: stored webhook %s/%s: %w", w.Project, h.Name, err)
 			}
 		}
-		sw := StoredWebhook{Webhook: h, PreviousSecret: prev.PreviousSecret, PreviousUntil: prev.PreviousUntil}
-		switch {
-		case h.Secret == "" && prev.Secret != "":
-			sw.Secret = prev.Secret
-		case h.Secret == "":
-			if sw.Secret, err = NewSecret(); err != nil {
-				return err
-			}
+		sw, generated, err := nextStored(prev, h, now)
+		if err != nil {
+			return err
+		}
+		if generated {
 			w.ShowOnce("webhook", h.Name, sw.Secret)
-		case prev.Secret != "" && h.Secret != prev.Secret:
-			sw.PreviousSecret, sw.PreviousUntil = prev.Secret, now.Add(SecretRotationGrace).UTC()
 		}
 		if err := w.Put(k, "webhook", h.Name, sw); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// nextStored is what stores h over prev (the zero value when new): a missing secret keeps the
+// stored one or is generated (generated is then true: shown once); a new secret starts a
+// rotation, the old one signing too for SecretRotationGrace.
+func nextStored(prev StoredWebhook, h Webhook, now time.Time) (sw StoredWebhook, generated bool, err error) {
+	sw = StoredWebhook{Webhook: h, PreviousSecret: prev.PreviousSecret, PreviousUntil: prev.PreviousUntil}
+	switch {
+	case h.Secret == "" && prev.Secret != "":
+		sw.Secret = prev.Secret
+	case h.Secret == "":
+		if sw.Secret, err = NewSecret(); err != nil {
+			return sw, false, err
+		}
+		generated = true
+	case prev.Secret != "" && h.Secret != prev.Secret:
+		sw.PreviousSecret, sw.PreviousUntil = prev.Secret, now.Add(SecretRotationGrace).UTC()
+	}
+	return sw, generated, nil
 }
 
 func (section) Prune(w *tenancy.Writer) error {

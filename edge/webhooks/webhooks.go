@@ -56,6 +56,9 @@ type Options struct {
 	Log *slog.Logger
 	// Registerer receives the delivery metrics; nil for none.
 	Registerer prometheus.Registerer
+	// Tenancy checks projects and journals and announces the webhooks the admin API writes
+	// (PutHook, DeleteHook); without it those refuse.
+	Tenancy *tenancy.Service
 }
 
 // Service enqueues events and answers the admin reads; the Worker delivers.
@@ -66,6 +69,7 @@ type Service struct {
 	now    func() time.Time
 	log    *slog.Logger
 	m      *metrics
+	ten    *tenancy.Service
 
 	// hooks caches each project's webhooks (generation-guarded; Changed drops stale entries).
 	hooks *tenancy.Cache[[]StoredWebhook]
@@ -79,7 +83,7 @@ func NewService(o Options) (*Service, error) {
 		return nil, errors.New("webhooks: DB and Egress are required")
 	}
 	s := &Service{db: o.DB, egress: o.Egress, client: o.Egress.Client(), now: o.Now, log: o.Log,
-		m: newMetrics(o.Registerer), wake: make(chan struct{}, 1)}
+		m: newMetrics(o.Registerer), wake: make(chan struct{}, 1), ten: o.Tenancy}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -13,7 +13,7 @@ import (
 // and its admin routes.
 func (a *assembly) addWebhooks(_ context.Context, d *deps) error {
 	svc, err := webhooks.NewService(webhooks.Options{DB: d.db, Egress: d.egress,
-		Log: d.log.With("component", "webhooks"), Registerer: d.reg})
+		Log: d.log.With("component", "webhooks"), Registerer: d.reg, Tenancy: d.tenancy})
 	if err != nil {
 		return err
 	}

@@ -231,3 +231,23 @@ export function Time({ at }: { at?: string }) {
   const d = new Date(at);
   return <time dateTime={at}>{isNaN(d.getTime()) ? at : d.toLocaleString()}</time>;
 }
+
+/** The API's problem with one field (a VALIDATION_FAILED detail), or "". */
+export function fieldProblem(error: unknown, field: string): string {
+  if (!(error instanceof ApiError) || !error.details) return '';
+  return error.details
+    .filter((d) => d.field === field || d.field?.startsWith(field + '[') || d.field?.startsWith(field + '.'))
+    .map((d) => d.problem ?? '')
+    .join('; ');
+}
+
+/** A field's problem, shown beside it (the input names it with aria-describedby={id}). */
+export function FieldError({ id, error, field }: { id: string; error: unknown; field: string }) {
+  const msg = fieldProblem(error, field);
+  if (!msg) return null;
+  return (
+    <span id={id} className="field-error" role="alert">
+      {msg}
+    </span>
+  );
+}

@@ -1,10 +1,32 @@
-// Plugins of the project: status, hooks, last error, calls and errors by kind, and each one's
-// log (the newest lines the guest printed).
+// Plugins of the project: the uploaded modules (size, upload time, hooks, status) attached to
+// and detached from hooks, the registered plugins with status, calls and errors by kind and
+// each one's log (the newest lines the guest printed), and a module upload.
 import { useState } from 'react';
-import { config, qs, seg } from '../api';
+import { api, config, qs, seg, type Page } from '../api';
 import { upload } from '../upload';
 import { NeedProject, type Scope } from '../scope';
-import { ErrorNote, ListState, Notice, Time, useLoad, usePaged } from '../ui';
+import { ErrorNote, ListState, Notice, Time, useAction, useLoad, usePaged } from '../ui';
+
+/** The hook points a module can be attached to. */
+const HOOKS = ['forms.submit', 'records.read', 'email.send', 'captcha.verify'];
+
+/** An uploaded module (GET .../plugin-modules). */
+interface Module {
+  name: string;
+  size: number;
+  sha256?: string;
+  uploadedAt?: string;
+  plugins: string[];
+  hooks: string[];
+}
+
+/** Formats a byte count (1.2 KB). */
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  if (n < 1024 * 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MB`;
+  return `${(n / 1024 / 1024 / 1024).toFixed(1)} GB`;
+}
 
 interface Plugin {
   name: string;
@@ -23,17 +45,24 @@ interface LogLine {
 
 export function PluginsPage({ scope }: { scope: Scope }) {
   const list = usePaged<Plugin>(scope.project ? `/projects/${seg(scope.project)}/plugins` : null);
+  const modules = useLoad<Page<Module>>(scope.project ? `/projects/${seg(scope.project)}/plugin-modules` : null);
   const [open, setOpen] = useState('');
+  const reload = () => {
+    list.reload();
+    modules.reload();
+  };
   return (
     <>
       <h1>Plugins</h1>
       <NeedProject scope={scope} />
       <p>
-        <button type="button" onClick={list.reload}>
+        <button type="button" onClick={reload}>
           Refresh
         </button>
       </p>
-      {scope.project ? <ListState p={list} empty="No plugins in this project (they are declared in the tenants document)." /> : null}
+      {scope.project ? <Modules project={scope.project} modules={modules.data?.items ?? null} error={modules.error} plugins={list.items} onChanged={reload} /> : null}
+      <h2>Registered plugins</h2>
+      {scope.project ? <ListState p={list} empty="No plugins registered in this project: attach an uploaded module to a hook, or declare one in the tenants document." /> : null}
       {list.items.length ? (
         <table>
           <thead>
@@ -83,8 +112,122 @@ export function PluginsPage({ scope }: { scope: Scope }) {
         </table>
       ) : null}
       {open && scope.project ? <PluginLog project={scope.project} name={open} /> : null}
-      {scope.project ? <UploadModule project={scope.project} onDone={list.reload} /> : null}
+      {scope.project ? <UploadModule project={scope.project} onDone={reload} /> : null}
     </>
+  );
+}
+
+/** The uploaded modules, each with its hooks (detach buttons) and a hook picker to attach it. */
+function Modules(p: { project: string; modules: Module[] | null; error: unknown; plugins: Plugin[]; onChanged: () => void }) {
+  const act = useAction();
+  const [note, setNote] = useState('');
+  const [pick, setPick] = useState<Record<string, string>>({});
+  const base = `/projects/${seg(p.project)}/plugins`;
+  const statusOf = (m: Module) => {
+    const regs = p.plugins.filter((x) => m.plugins.includes(x.name));
+    if (!m.plugins.length) return 'not attached';
+    return regs.find((x) => x.status !== 'running')?.status ?? (regs.length ? 'running' : 'pending');
+  };
+  return (
+    <section aria-labelledby="modules-title">
+      <h2 id="modules-title">Uploaded modules</h2>
+      <ErrorNote error={p.error} />
+      <ErrorNote error={act.error} />
+      {note ? <Notice text={note} /> : null}
+      {p.modules && !p.modules.length ? <p className="muted">No module uploaded to this project yet: upload one below.</p> : null}
+      {p.modules?.length ? (
+        <table aria-label="Uploaded modules">
+          <thead>
+            <tr>
+              <th scope="col">Module</th>
+              <th scope="col">Size</th>
+              <th scope="col">Uploaded</th>
+              <th scope="col">Hooks</th>
+              <th scope="col">Status</th>
+              <th scope="col">Attach</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.modules.map((m) => {
+              const st = statusOf(m);
+              // The registration a hook is attached through: the one named as the module, else the first running it.
+              const reg = m.plugins.includes(m.name) ? m.name : (m.plugins[0] ?? m.name);
+              const free = HOOKS.filter((h) => !m.hooks.includes(h));
+              const hook = pick[m.name] || free[0] || '';
+              return (
+                <tr key={m.name}>
+                  <td>
+                    {m.name}
+                    {m.sha256 ? <div className="small muted mono" title={m.sha256}>sha256 {m.sha256.slice(0, 12)}…</div> : null}
+                  </td>
+                  <td>{bytes(m.size)}</td>
+                  <td>
+                    <Time at={m.uploadedAt} />
+                  </td>
+                  <td>
+                    {m.hooks.length ? (
+                      <ul className="chips">
+                        {m.hooks.map((h) => (
+                          <li key={h}>
+                            <span className="chip">{h}</span>
+                            <button
+                              type="button"
+                              className="danger"
+                              disabled={act.busy}
+                              aria-label={`Detach ${m.name} from ${h}`}
+                              onClick={() =>
+                                act.run(() => api(`${base}/${seg(reg)}/hooks/${seg(h)}`, { method: 'DELETE' })).then((r) => {
+                                  if (r === undefined) return;
+                                  setNote(`${m.name} detached from ${h}.`);
+                                  p.onChanged();
+                                })
+                              }
+                            >
+                              Detach
+                            </button>
+                          </li>
+                        ))}
+                      </ul>
+                    ) : (
+                      <span className="muted">none</span>
+                    )}
+                  </td>
+                  <td>
+                    <span className={`badge ${st === 'running' ? 'ok' : st === 'not attached' || st === 'pending' ? 'warn' : 'bad'}`}>{st}</span>
+                  </td>
+                  <td>
+                    {free.length ? (
+                      <form
+                        className="row"
+                        onSubmit={(e) => {
+                          e.preventDefault();
+                          act.run(() => api(`${base}/${seg(reg)}/hooks`, { method: 'POST', body: { hook, module: m.name } })).then((r) => {
+                            if (r === undefined) return;
+                            setNote(`${m.name} attached to ${hook}.`);
+                            p.onChanged();
+                          });
+                        }}
+                      >
+                        <select aria-label={`Hook for ${m.name}`} value={hook} onChange={(e) => setPick((x) => ({ ...x, [m.name]: e.target.value }))}>
+                          {free.map((h) => (
+                            <option key={h}>{h}</option>
+                          ))}
+                        </select>
+                        <button type="submit" disabled={act.busy} aria-label={`Attach ${m.name}`}>
+                          Attach
+                        </button>
+                      </form>
+                    ) : (
+                      <span className="muted">every hook</span>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      ) : null}
+    </section>
   );
 }
 

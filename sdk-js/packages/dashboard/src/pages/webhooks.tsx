@@ -1,19 +1,24 @@
-// Webhooks: the project's webhooks (name, URL, events; never a secret) to pick from, then the
-// deliveries of the chosen one, newest first, with a test send. The choice is kept in the URL.
+// Webhooks: the project's webhooks (name, URL, events; never a secret), added, edited and
+// removed here (PUT/DELETE .../webhooks/{name}; a generated secret is shown once), then the
+// deliveries of the chosen one, newest first, with a test send. The choice is kept in the URL;
+// the first webhook is chosen on arrival.
 import { useState } from 'react';
 import { api, seg, type Page } from '../api';
 import { setQuery, useRoute } from '../router';
 import { NeedProject, type Scope } from '../scope';
-import { ErrorNote, ListState, Notice, Pager, Time, useAction, useLoad, usePaged } from '../ui';
+import { CopyButton, ErrorNote, FieldError, ListState, Notice, Pager, Time, confirmed, fieldProblem, useAction, useLoad, usePaged } from '../ui';
 
-interface Delivery {
+/** One delivery attempt of the log (GET .../webhooks/{name}/deliveries). */
+interface Attempt {
   id: string;
-  webhook: string;
-  type: string;
-  createdAt: string;
-  attempts: number;
-  status: string;
-  body: unknown;
+  deliveryId: string;
+  event: string;
+  attempt: number;
+  at: string;
+  statusCode: number;
+  latencyMs: number;
+  outcome: string;
+  error?: string;
 }
 
 interface Webhook {
@@ -22,6 +27,9 @@ interface Webhook {
   events: string[];
 }
 
+/** The events a webhook may subscribe to (decisions.md 8.3). */
+const EVENTS = ['form.submitted', 'email.sent', 'email.delivered', 'email.bounced', 'email.spam', 'email.suppressed', 'email.failed', 'asset.completed'];
+
 export function WebhooksPage({ scope }: { scope: Scope }) {
   const route = useRoute();
   const hooks = useLoad<Page<Webhook>>(scope.project ? `/projects/${seg(scope.project)}/webhooks` : null);
@@ -29,12 +37,18 @@ export function WebhooksPage({ scope }: { scope: Scope }) {
   // The first webhook is chosen on arrival; ?webhook= keeps another choice.
   const asked = route.query.get('webhook') ?? '';
   const hook = items.some((h) => h.name === asked) ? asked : (items[0]?.name ?? '');
+  const [editing, setEditing] = useState<{ hook: Webhook | null; n: number }>({ hook: null, n: 0 });
+  const act = useAction();
+  const [note, setNote] = useState('');
+  const base = `/projects/${seg(scope.project)}/webhooks`;
   return (
     <>
       <h1>Webhooks</h1>
       <NeedProject scope={scope} />
       <ErrorNote error={hooks.error} />
-      {scope.project && hooks.data && !items.length ? <p className="muted">No webhooks in this project (the tenants document's <code>webhooks:</code>).</p> : null}
+      <ErrorNote error={act.error} />
+      {note ? <Notice text={note} /> : null}
+      {scope.project && hooks.data && !items.length ? <p className="muted">No webhooks in this project yet: add one below.</p> : null}
       {items.length ? (
         <table aria-label="Webhooks">
           <thead>
@@ -42,33 +56,156 @@ export function WebhooksPage({ scope }: { scope: Scope }) {
               <th scope="col">Name</th>
               <th scope="col">URL</th>
               <th scope="col">Events</th>
-              <th scope="col">Deliveries</th>
+              <th scope="col">Actions</th>
             </tr>
           </thead>
           <tbody>
             {items.map((h) => (
-              <tr key={h.name} aria-current={h.name === hook ? 'true' : undefined}>
+              <tr key={h.name} aria-current={h.name === hook ? 'true' : undefined} className={h.name === hook ? 'selected' : undefined}>
                 <td>{h.name}</td>
                 <td className="mono">{h.url}</td>
                 <td>{h.events.join(', ')}</td>
                 <td>
-                  <button type="button" onClick={() => setQuery({ webhook: h.name })} aria-label={`Deliveries of ${h.name}`}>
-                    Show deliveries
-                  </button>
+                  <div className="row">
+                    <button type="button" onClick={() => setQuery({ webhook: h.name })} aria-label={`Deliveries of ${h.name}`}>
+                      Show deliveries
+                    </button>
+                    <button type="button" onClick={() => setEditing((e) => ({ hook: h, n: e.n + 1 }))} aria-label={`Edit ${h.name}`}>
+                      Edit
+                    </button>
+                    <button
+                      type="button"
+                      className="danger"
+                      disabled={act.busy}
+                      aria-label={`Remove ${h.name}`}
+                      onClick={() =>
+                        confirmed(`Remove webhook ${h.name}? Its pending deliveries stop.`) &&
+                        act.run(() => api(`${base}/${seg(h.name)}`, { method: 'DELETE' })).then((r) => {
+                          if (r === undefined) return;
+                          setNote(`Webhook ${h.name} removed.`);
+                          if (editing.hook?.name === h.name) setEditing((e) => ({ hook: null, n: e.n + 1 }));
+                          hooks.reload();
+                        })
+                      }
+                    >
+                      Remove
+                    </button>
+                  </div>
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       ) : null}
+      {scope.project ? (
+        <WebhookEditor
+          key={`${scope.project}/${editing.n}`}
+          base={base}
+          initial={editing.hook}
+          onSaved={(name) => {
+            setNote('');
+            hooks.reload();
+            setQuery({ webhook: name });
+          }}
+          onCancel={() => setEditing((e) => ({ hook: null, n: e.n + 1 }))}
+        />
+      ) : null}
       {scope.project && hook ? <Deliveries key={`${scope.project}/${hook}`} project={scope.project} name={hook} /> : null}
     </>
   );
 }
 
+/** Adds a webhook, or edits one (its name fixed); a secret generated by the gateway is shown once. */
+function WebhookEditor(p: { base: string; initial: Webhook | null; onSaved: (name: string) => void; onCancel: () => void }) {
+  const [name, setName] = useState(p.initial?.name ?? '');
+  const [url, setURL] = useState(p.initial?.url ?? '');
+  const [events, setEvents] = useState<string[]>(p.initial?.events ?? ['form.submitted']);
+  const [secret, setSecret] = useState('');
+  const [shown, setShown] = useState<{ name: string; secret: string } | null>(null);
+  const [note, setNote] = useState('');
+  const act = useAction();
+  const err = act.error;
+  return (
+    <section className="card" aria-labelledby="wh-edit">
+      <h2 id="wh-edit">{p.initial ? `Edit webhook ${p.initial.name}` : 'Add a webhook'}</h2>
+      {shown ? (
+        <div className="once">
+          <p>
+            The signing secret of <strong>{shown.name}</strong>, shown this once: give it to the receiver to verify signatures.
+          </p>
+          <label>
+            Signing secret
+            <input readOnly value={shown.secret} className="mono" onFocus={(e) => e.target.select()} />
+          </label>{' '}
+          <CopyButton text={shown.secret} label="Copy signing secret" />{' '}
+          <button type="button" onClick={() => setShown(null)}>
+            I have copied it
+          </button>
+        </div>
+      ) : null}
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setNote('');
+          const body: Record<string, unknown> = { url: url.trim(), events };
+          if (secret.trim()) body.secret = secret.trim();
+          const r = await act.run(() => api<Webhook & { secret?: string }>(`${p.base}/${seg(name.trim())}`, { method: 'PUT', body }));
+          if (r === undefined) return;
+          if (r?.secret) setShown({ name: r.name, secret: r.secret });
+          setSecret('');
+          setNote(`Webhook ${r?.name ?? name} saved.`);
+          p.onSaved(name.trim());
+        }}
+      >
+        <div className="row">
+          <label>
+            Name
+            <input value={name} onChange={(e) => setName(e.target.value)} required disabled={!!p.initial} aria-invalid={!!fieldProblem(err, 'name')} aria-describedby="wh-name-err" />
+            <FieldError id="wh-name-err" error={err} field="name" />
+          </label>
+          <label className="grow">
+            URL
+            <input type="url" value={url} onChange={(e) => setURL(e.target.value)} required placeholder="https://example.com/hooks/gatehouse" aria-invalid={!!fieldProblem(err, 'url')} aria-describedby="wh-url-err" />
+            <FieldError id="wh-url-err" error={err} field="url" />
+          </label>
+        </div>
+        <fieldset className="events" aria-describedby="wh-events-err">
+          <legend>Events</legend>
+          {EVENTS.map((ev) => (
+            <label key={ev} className="check">
+              <input type="checkbox" checked={events.includes(ev)} onChange={(e) => setEvents((cur) => (e.target.checked ? [...cur, ev] : cur.filter((x) => x !== ev)))} />
+              {ev}
+            </label>
+          ))}
+          <FieldError id="wh-events-err" error={err} field="events" />
+        </fieldset>
+        <div className="row">
+          <label className="grow">
+            Signing secret (optional)
+            <input value={secret} onChange={(e) => setSecret(e.target.value)} placeholder={p.initial ? 'keep the current secret' : 'generated when empty'} aria-invalid={!!fieldProblem(err, 'secret')} aria-describedby="wh-secret-err" />
+            <FieldError id="wh-secret-err" error={err} field="secret" />
+          </label>
+        </div>
+        <div className="row">
+          <button type="submit" className="primary" disabled={act.busy}>
+            {p.initial ? 'Save webhook' : 'Add webhook'}
+          </button>
+          {p.initial ? (
+            <button type="button" onClick={p.onCancel}>
+              Cancel
+            </button>
+          ) : null}
+        </div>
+      </form>
+      {err && !(err as { details?: unknown[] }).details?.length ? <ErrorNote error={err} /> : null}
+      {note ? <Notice text={note} /> : null}
+    </section>
+  );
+}
+
 function Deliveries({ project, name }: { project: string; name: string }) {
   const base = `/projects/${seg(project)}/webhooks/${seg(name)}`;
-  const list = usePaged<Delivery>(`${base}/deliveries?limit=25`);
+  const list = usePaged<Attempt>(`${base}/deliveries?limit=25`);
   const act = useAction();
   const [note, setNote] = useState('');
   return (
@@ -78,7 +215,17 @@ function Deliveries({ project, name }: { project: string; name: string }) {
         <button type="button" onClick={list.reload}>
           Refresh
         </button>
-        <button type="button" disabled={act.busy} onClick={() => act.run(() => api(`${base}/test`, { method: 'POST' })).then((r) => r !== undefined && (setNote('Test event queued.'), list.reload()))}>
+        <button
+          type="button"
+          disabled={act.busy}
+          onClick={() =>
+            act.run(() => api<{ ok: boolean; statusCode: number; error?: string }>(`${base}/test`, { method: 'POST' })).then((r) => {
+              if (r === undefined) return;
+              setNote(r?.ok ? `Test event delivered (HTTP ${r.statusCode}).` : `Test event sent: ${r?.error || `HTTP ${r?.statusCode}`}.`);
+              list.reload();
+            })
+          }
+        >
           Send a test event
         </button>
       </div>
@@ -89,30 +236,28 @@ function Deliveries({ project, name }: { project: string; name: string }) {
         <table>
           <thead>
             <tr>
-              <th scope="col">Created</th>
-              <th scope="col">Type</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Body</th>
+              <th scope="col">At</th>
+              <th scope="col">Event</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">Attempt</th>
+              <th scope="col">HTTP status</th>
+              <th scope="col">Latency</th>
             </tr>
           </thead>
           <tbody>
             {list.items.map((d) => (
               <tr key={d.id}>
                 <td>
-                  <Time at={d.createdAt} />
+                  <Time at={d.at} />
                 </td>
-                <td>{d.type}</td>
+                <td>{d.event}</td>
                 <td>
-                  <span className={`badge ${d.status === 'succeeded' ? 'ok' : d.status === 'pending' ? 'warn' : 'bad'}`}>{d.status}</span>
+                  <span className={`badge ${d.outcome === 'succeeded' ? 'ok' : d.outcome === 'retrying' ? 'warn' : 'bad'}`}>{d.outcome}</span>
+                  {d.error ? <div className="small muted">{d.error}</div> : null}
                 </td>
-                <td>{d.attempts}</td>
-                <td>
-                  <details>
-                    <summary>Show body</summary>
-                    <pre>{JSON.stringify(d.body, null, 2)}</pre>
-                  </details>
-                </td>
+                <td>{d.attempt}</td>
+                <td>{d.statusCode || '—'}</td>
+                <td>{d.latencyMs} ms</td>
               </tr>
             ))}
           </tbody>
