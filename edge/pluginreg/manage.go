@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -29,7 +30,7 @@ type moduleMeta struct {
 
 func newModuleMeta(module []byte, now time.Time) moduleMeta {
 	sum := sha256.Sum256(module)
-	return moduleMeta{Size: len(module), SHA256: hex.EncodeToString(sum[:]), UploadedAt: now.UTC().Format(tenancy.TimeFormat)}
+	return moduleMeta{Size: len(module), SHA256: hex.EncodeToString(sum[:]), UploadedAt: apitime.Format(now)}
 }
 
 // ModuleInfo is an uploaded module as the dashboard lists it: its size, digest and upload time
