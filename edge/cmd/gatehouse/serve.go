@@ -328,10 +328,10 @@ func banner(w io.Writer, cfg config.Config, addr string, doc *tenancy.Document) 
 // {data}/db, or the postgres database of storage.postgres.url.
 func storeOptions(cfg config.Config, log *slog.Logger) store.Options {
 	return store.Options{Backend: cfg.Storage.Backend, PostgresURL: cfg.Storage.Postgres.URL,
-		PostgresTimeout: time.Duration(cfg.Storage.Postgres.StatementTimeout),
 		Dir: filepath.Join(cfg.Data, "db"), SyncWrites: cfg.Storage.SyncWrites, Log: log,
 		BlockCacheMB: cfg.Storage.BlockCacheMB, IndexCacheMB: cfg.Storage.IndexCacheMB,
-		MemTableMB: cfg.Storage.MemTableMB, NumMemtables: cfg.Storage.NumMemtables}
+		MemTableMB: cfg.Storage.MemTableMB, NumMemtables: cfg.Storage.NumMemtables,
+		PostgresTimeout: time.Duration(cfg.Storage.Postgres.StatementTimeout)}
 }
 
 // openStore opens the store the configuration names (serve, backup, restore, users --data);
