@@ -21,13 +21,14 @@ type PluginHost interface {
 	PluginLogs(project, name string, n int) (lines []PluginLogLine, ok bool)
 }
 
-// PluginStatus is one plugin as GET .../plugins shows it (decisions.md 8.2).
+// PluginStatus is one plugin as GET .../plugins shows it (decisions.md 8.2). Every field is
+// always present: lastError and lastErrorAt are null when there is none (decisions.md 9.5).
 type PluginStatus struct {
 	Name        string           `json:"name"`
 	Hooks       []string         `json:"hooks"`
 	Status      string           `json:"status"` // running | refused | disabled
-	LastError   string           `json:"lastError,omitempty"`
-	LastErrorAt string           `json:"lastErrorAt,omitempty"`
+	LastError   *string          `json:"lastError"`
+	LastErrorAt *string          `json:"lastErrorAt"` // the interface's timestamp form
 	Calls       int64            `json:"calls"`
 	Errors      map[string]int64 `json:"errors"` // failed calls by kind
 }

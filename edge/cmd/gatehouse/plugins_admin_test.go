@@ -158,6 +158,17 @@ orgs:
 	if l := p.plugins(t, "other"); len(l.Items) != 1 || l.Items[0].Name != "spam" || l.Items[0].Status != "running" {
 		t.Errorf("plugins of other = %+v, want only spam", l)
 	}
+	// spam has not failed: lastError and lastErrorAt are there, as null (decisions.md 9.5).
+	_, raw := p.admin(t, "GET", "/projects/other/plugins", "")
+	var rawList struct{ Items []map[string]json.RawMessage }
+	if err := json.Unmarshal(raw, &rawList); err != nil || len(rawList.Items) != 1 {
+		t.Fatalf("plugins of other: %v: %s", err, raw)
+	}
+	for _, k := range []string{"lastError", "lastErrorAt"} {
+		if v, ok := rawList.Items[0][k]; !ok || string(v) != "null" {
+			t.Errorf("plugins of other: %s = %s (present: %v), want null: %s", k, v, ok, raw)
+		}
+	}
 	for _, path := range []string{"/projects/other/plugins/gate/logs", "/projects/nope/plugins", "/projects/nope/plugins/gate/logs"} {
 		if code, body := p.admin(t, "GET", path, ""); code != 404 {
 			t.Errorf("GET %s = %d %s, want 404", path, code, body)

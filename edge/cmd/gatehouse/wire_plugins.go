@@ -81,10 +81,13 @@ var _ admin.PluginHost = pluginAdmin{}
 func (p pluginAdmin) PluginStatus(project string) []admin.PluginStatus {
 	out := []admin.PluginStatus{}
 	for _, st := range p.h.Status(project) {
-		a := admin.PluginStatus{Name: st.Name, Hooks: st.Hooks, Status: st.Status, LastError: st.LastError,
-			Calls: st.Calls, Errors: st.Errors}
+		a := admin.PluginStatus{Name: st.Name, Hooks: st.Hooks, Status: st.Status, Calls: st.Calls, Errors: st.Errors}
+		if st.LastError != "" {
+			a.LastError = &st.LastError
+		}
 		if st.LastErrorAt != nil {
-			a.LastErrorAt = st.LastErrorAt.UTC().Format(apitime.Layout)
+			at := st.LastErrorAt.UTC().Format(apitime.Layout)
+			a.LastErrorAt = &at
 		}
 		out = append(out, a)
 	}
