@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/suggest"
 	"github.com/gatehouse-dev/gatehouse/edge/yamldoc"
 )
@@ -217,7 +218,7 @@ func Default() Config {
 		LogLevel:        "info",
 		LogFormat:       "text",
 		ShutdownTimeout: Duration(15 * time.Second),
-		Storage:         Storage{Backend: BackendBadger, SyncWrites: true, BlockCacheMB: 32, IndexCacheMB: 16, MemTableMB: 16, NumMemtables: 2},
+		Storage:         Storage{Backend: BackendBadger, SyncWrites: true, BlockCacheMB: store.DefaultBlockCacheMB, IndexCacheMB: store.DefaultIndexCacheMB, MemTableMB: store.DefaultMemTableMB, NumMemtables: store.DefaultNumMemtables},
 		Email:           Email{Transport: "outbox", Concurrency: 4, SMTP: SMTP{Port: 587, TLS: "starttls"}},
 		Files:           Files{Backend: "local", S3: S3{Region: "us-east-1", UseSSL: true}},
 		Captcha: Captcha{

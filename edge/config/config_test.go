@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
 func TestLayering(t *testing.T) {
@@ -61,6 +63,27 @@ func TestShippedConfigHasEveryKey(t *testing.T) {
 	}
 	if EnvName("email.smtp.port") != "GATEHOUSE_EMAIL_SMTP_PORT" {
 		t.Errorf("EnvName = %s", EnvName("email.smtp.port"))
+	}
+}
+
+// The badger memory knobs have one source, edge/store's defaults: Default takes them from
+// there, and the shipped file (which shows every default) agrees.
+func TestStorageKnobsAreTheStoreDefaults(t *testing.T) {
+	t.Parallel()
+	want := Storage{BlockCacheMB: store.DefaultBlockCacheMB, IndexCacheMB: store.DefaultIndexCacheMB,
+		MemTableMB: store.DefaultMemTableMB, NumMemtables: store.DefaultNumMemtables}
+	knobs := func(s Storage) Storage {
+		return Storage{BlockCacheMB: s.BlockCacheMB, IndexCacheMB: s.IndexCacheMB, MemTableMB: s.MemTableMB, NumMemtables: s.NumMemtables}
+	}
+	if got := knobs(Default().Storage); got != want {
+		t.Errorf("Default's knobs = %+v, want the store's %+v", got, want)
+	}
+	shipped := Config{}
+	if err := shipped.LoadFile("../../configs/gatehouse.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if got := knobs(shipped.Storage); got != want {
+		t.Errorf("configs/gatehouse.yaml's knobs = %+v, want the store's %+v", got, want)
 	}
 }
 
