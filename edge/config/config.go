@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/suggest"
 	"github.com/gatehouse-dev/gatehouse/edge/yamldoc"
 )
@@ -32,9 +31,13 @@ type Config struct {
 	EmbedHost      string   `json:"embed_host"`
 	AdminToken     string   `json:"admin_token"`
 	TrustedProxies []string `json:"trusted_proxies"`
-	// MemoryLimitMB is a soft limit for the Go heap (runtime/debug.SetMemoryLimit); 0 leaves
-	// Go's default (or GOMEMLIMIT) in place.
+	// MemoryLimitMB is the process's memory budget: the Go memory limit
+	// (runtime/debug.SetMemoryLimit), split among the caches (edge/membudget). 0: GOMEMLIMIT
+	// when set, else 90% of the cgroup's memory limit, else membudget.DefaultMB.
 	MemoryLimitMB int `json:"memory_limit_mb"`
+	// DebugListen is the address of a listener serving Go's runtime profiles (net/http/pprof,
+	// edge/cmd/gatehouse/debug.go); empty (the default) serves none. Use a loopback address.
+	DebugListen string `json:"debug_listen"`
 	// MaxProcs is how many goroutines Go runs at once (runtime.GOMAXPROCS); 0 lets serve pick
 	// (edge/cmd/gatehouse/procs.go: the GOMAXPROCS variable when set, else at least 4).
 	MaxProcs  int    `json:"max_procs"`
@@ -102,7 +105,8 @@ type Storage struct {
 	// SyncWrites makes every badger commit durable before it is acknowledged (a postgres
 	// commit always is).
 	SyncWrites bool `json:"sync_writes"`
-	// Badger memory knobs, in MB (store.Options); 0 means the store's default.
+	// Badger memory knobs, in MB (store.Options); 0 takes a share of the memory budget
+	// (edge/membudget).
 	BlockCacheMB int `json:"block_cache_mb"`
 	IndexCacheMB int `json:"index_cache_mb"`
 	MemTableMB   int `json:"memtable_mb"`
@@ -218,7 +222,7 @@ func Default() Config {
 		LogLevel:        "info",
 		LogFormat:       "text",
 		ShutdownTimeout: Duration(15 * time.Second),
-		Storage:         Storage{Backend: BackendBadger, SyncWrites: true, BlockCacheMB: store.DefaultBlockCacheMB, IndexCacheMB: store.DefaultIndexCacheMB, MemTableMB: store.DefaultMemTableMB, NumMemtables: store.DefaultNumMemtables},
+		Storage:         Storage{Backend: BackendBadger, SyncWrites: true},
 		Email:           Email{Transport: "outbox", Concurrency: 4, SMTP: SMTP{Port: 587, TLS: "starttls"}},
 		Files:           Files{Backend: "local", S3: S3{Region: "us-east-1", UseSSL: true}},
 		Captcha: Captcha{
@@ -227,7 +231,7 @@ func Default() Config {
 			ReCaptcha: Provider{VerifyURL: "https://www.google.com/recaptcha/api/siteverify"},
 		},
 		Forms:    Forms{RatePerMinute: 60},
-		Plugins:  Plugins{PoolSize: 4, MemoryBudgetMB: 256, CPUBudgetMs: 500},
+		Plugins:  Plugins{PoolSize: 4, CPUBudgetMs: 500},
 		Egress:   Egress{Timeout: Duration(15 * time.Second), MaxResponseKB: 1024},
 		Webhooks: Webhooks{PollInterval: Duration(time.Second), BaseBackoff: Duration(30 * time.Second)},
 	}

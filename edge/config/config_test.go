@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
 func TestLayering(t *testing.T) {
@@ -66,24 +64,22 @@ func TestShippedConfigHasEveryKey(t *testing.T) {
 	}
 }
 
-// The badger memory knobs have one source, edge/store's defaults: Default takes them from
-// there, and the shipped file (which shows every default) agrees.
-func TestStorageKnobsAreTheStoreDefaults(t *testing.T) {
+// The badger memory knobs have one source, the memory budget (edge/membudget, applied by
+// serve): Default leaves them at 0, and the shipped file (which shows every default) agrees.
+func TestStorageKnobsComeFromTheBudget(t *testing.T) {
 	t.Parallel()
-	want := Storage{BlockCacheMB: store.DefaultBlockCacheMB, IndexCacheMB: store.DefaultIndexCacheMB,
-		MemTableMB: store.DefaultMemTableMB, NumMemtables: store.DefaultNumMemtables}
 	knobs := func(s Storage) Storage {
 		return Storage{BlockCacheMB: s.BlockCacheMB, IndexCacheMB: s.IndexCacheMB, MemTableMB: s.MemTableMB, NumMemtables: s.NumMemtables}
 	}
-	if got := knobs(Default().Storage); got != want {
-		t.Errorf("Default's knobs = %+v, want the store's %+v", got, want)
+	if got := knobs(Default().Storage); got != (Storage{}) {
+		t.Errorf("Default's knobs = %+v, want 0 (the budget's shares)", got)
 	}
 	shipped := Config{}
 	if err := shipped.LoadFile("../../configs/gatehouse.yaml"); err != nil {
 		t.Fatal(err)
 	}
-	if got := knobs(shipped.Storage); got != want {
-		t.Errorf("configs/gatehouse.yaml's knobs = %+v, want the store's %+v", got, want)
+	if got := knobs(shipped.Storage); got != (Storage{}) {
+		t.Errorf("configs/gatehouse.yaml's knobs = %+v, want 0 (the budget's shares)", got)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/ristretto/v2"
 )
 
 // badgerEngine is the embedded backend: one badger database and its group committer.
@@ -80,6 +81,16 @@ func (e *badgerEngine) syncStats() uint64 { return e.c.syncs.Load() }
 func (e *badgerEngine) sync() error { return e.c.syncAll() }
 
 func (e *badgerEngine) size() (lsm, vlog int64) { return e.bdb.Size() }
+
+func (e *badgerEngine) cacheUsage() (block, index int64) {
+	used := func(m *ristretto.Metrics) int64 {
+		if m == nil {
+			return 0
+		}
+		return int64(m.CostAdded()) - int64(m.CostEvicted())
+	}
+	return used(e.bdb.BlockCacheMetrics()), used(e.bdb.IndexCacheMetrics())
+}
 
 func (e *badgerEngine) compact() error { return e.bdb.Flatten(2) }
 

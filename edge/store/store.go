@@ -216,6 +216,15 @@ func (db *DB) Sync() error { return db.e.sync() }
 // table's total size (indexes and TOAST included) and 0.
 func (db *DB) Size() (lsm, vlog int64) { return db.e.size() }
 
+// CacheUsage reports the bytes badger's block and index caches hold (0, 0 on postgres, which
+// keeps no cache in this process), for /metrics beside their bounds.
+func (db *DB) CacheUsage() (block, index int64) {
+	if c, ok := db.e.(interface{ cacheUsage() (int64, int64) }); ok {
+		return c.cacheUsage()
+	}
+	return 0, 0
+}
+
 // Compact folds the whole LSM tree into its last level, as a store long at rest ends up, so
 // that what a bulk load left for compaction is not paid by the next writes (benchmark data
 // folders end with it). It runs beside reads and writes; on postgres it does nothing (the

@@ -158,3 +158,7 @@ func (c *cappedMemory) Free() {
 		c.reserved = 0
 	}
 }
+
+// MemoryUsed reports the linear memory the guests' instances hold now, in bytes, against
+// Options.MemoryBudgetMB (exported in /metrics).
+func (h *Host) MemoryUsed() uint64 { return h.mem.Used() }

@@ -48,11 +48,12 @@ type collCache struct {
 	rc  *store.ReadCache
 }
 
-// readCaches is how many collections keep a read cache at once; readCacheBytes bounds what
-// all of them hold together (their values share memory with the hot records they decode to).
+// readCaches is how many collections keep a read cache at once; defaultReadCacheBytes bounds
+// what all of them hold together when Options.ReadCacheBytes does not (their values share
+// memory with the hot records they decode to).
 const (
-	readCaches     = 64
-	readCacheBytes = 64 << 20
+	readCaches            = 64
+	defaultReadCacheBytes = 64 << 20
 )
 
 // readCache returns the read cache of sch's collection.

@@ -38,8 +38,11 @@ type Options struct {
 	// CandidateLimit is the most ids an index scan may give before the planner prefers an
 	// ordered scan (default 2000); SearchLimit the same for title matches (default 20000).
 	CandidateLimit, SearchLimit int
-	// HotRecords is how many decoded records the read cache keeps (default 20000).
-	HotRecords int
+	// HotRecords is how many decoded records the read cache keeps (default 20000);
+	// ReadCacheBytes bounds the collections' read caches together (default 64 MB). The wiring
+	// sets both from the memory budget (edge/membudget).
+	HotRecords     int
+	ReadCacheBytes int64
 	// Shared says other gateway nodes write the same store (a shared database): each node's
 	// title index follows the journal without consuming it (follow.go), and cached reads are
 	// checked against the store.
@@ -150,11 +153,20 @@ func NewService(o Options) (*Service, error) {
 	s.hot, _ = lru.New[string, *record](o.HotRecords)
 	s.projects = tenancy.NewCache[tenancy.ProjectInfo](1024, "project")
 	s.estimates, _ = lru.New[string, estimate](4096)
-	s.budget = store.NewReadBudget(readCacheBytes)
+	if o.ReadCacheBytes <= 0 {
+		o.ReadCacheBytes = defaultReadCacheBytes
+	}
+	s.budget = store.NewReadBudget(o.ReadCacheBytes)
 	s.caches, _ = lru.NewWithEvict(readCaches, func(_ string, c *collCache) { c.rc.Drop() })
 	s.titleKick = make(chan struct{}, 1)
 	s.caughtUp = make(chan struct{})
 	return s, nil
+}
+
+// CacheStats reports what the record caches hold: decoded records in the hot cache and bytes
+// in the collections' read caches (exported in /metrics beside their bounds).
+func (s *Service) CacheStats() (hotRecords int, readCacheBytes int64) {
+	return s.hot.Len(), s.budget.Used()
 }
 
 // Close stops the title worker (see Stop) and closes the title index.

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -104,9 +103,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	startup.Start()
 	defer startup.Close()
 	cfg.ResolvePublicURL(ln.Addr().String())
-	if cfg.MemoryLimitMB > 0 {
-		debug.SetMemoryLimit(int64(cfg.MemoryLimitMB) << 20)
+	cfg, budget, shares, err := memoryBudget(cfg, log)
+	if err != nil {
+		return err
 	}
+	stopDebug, err := startDebug(cfg.DebugListen, log)
+	if err != nil {
+		return err
+	}
+	defer stopDebug()
 	cores := setProcs(cfg.MaxProcs, os.Getenv("GOMAXPROCS") != "")
 	log.Debug("go processors", "gomaxprocs", runtime.GOMAXPROCS(0), "cores", cores)
 	db, err := openStore(cfg, log)
@@ -133,6 +138,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	edge.StorageGauge(reg, db.Size)
+	memoryMetrics(reg, budget, shares, db)
 
 	ten, err := tenancy.NewService(tenancy.Options{DB: db})
 	if err != nil {
@@ -164,7 +170,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
-	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg, cursors: cursors, blobs: blobs, redis: rdb, node: node, cores: cores})
+	app, err := wire(ctx, deps{cfg: cfg, log: log, db: db, tenancy: ten, auth: keys, reg: reg, cursors: cursors, blobs: blobs, redis: rdb, node: node, cores: cores, mem: shares})
 	if err != nil {
 		return err
 	}

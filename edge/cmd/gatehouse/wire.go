@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
+	"github.com/gatehouse-dev/gatehouse/edge/membudget"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
@@ -47,6 +48,8 @@ type deps struct {
 	// node is this node's id among the nodes sharing the database (nodeID; "" for a random
 	// one): the holder of its email and webhook leases.
 	node string
+	// mem is each cache's share of the memory budget (memory.go).
+	mem membudget.Shares
 	// cores is the CPUs the process may use (GOMAXPROCS before serve raised it, procs.go);
 	// 0 leaves the plugin host's default.
 	cores int

@@ -67,6 +67,7 @@ func (a *assembly) addPlugins(ctx context.Context, d *deps) error {
 	reg.CheckWith(ps)
 	a.admin = append(a.admin, admin.NewPlugins(d.tenancy, pluginAdmin{h}))
 	d.plugins = h
+	usedGauge(d.reg, "gatehouse_memory_used_bytes", "plugins", func() float64 { return float64(h.MemoryUsed()) })
 	return nil
 }
 

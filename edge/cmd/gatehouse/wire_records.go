@@ -23,11 +23,13 @@ func (a *assembly) addRecords(_ context.Context, d *deps) error {
 	// On a shared database the node's title index follows the journal other nodes write too,
 	// and cached records are checked against the store.
 	svc, err := records.NewService(records.Options{DB: d.db, Tenancy: d.tenancy, Titles: titles, Log: d.log.With("product", "records"), Plugins: recordsPlugins{h: d.plugins},
-		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node})
+		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node, HotRecords: d.mem.HotRecords, ReadCacheBytes: d.mem.ReadCacheBytes})
 	if err != nil {
 		return errors.Join(err, titles.Close())
 	}
 	a.closers = append(a.closers, svc.Close) // the title index with it
+	usedGauge(d.reg, "gatehouse_memory_used_bytes", "records_read_cache", func() float64 { _, b := svc.CacheStats(); return float64(b) })
+	usedGauge(d.reg, "gatehouse_memory_used_records", "records_hot", func() float64 { n, _ := svc.CacheStats(); return float64(n) })
 	if err := d.tenancy.Add(svc); err != nil {
 		return err
 	}

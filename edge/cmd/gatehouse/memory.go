@@ -1,0 +1,63 @@
+package main
+
+import (
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/membudget"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
+)
+
+// memoryBudget resolves the process's memory budget (edge/membudget: memory_limit_mb, else
+// GOMEMLIMIT, else 90% of the cgroup's limit, else the default), sets it as the Go memory
+// limit (GOMEMLIMIT, when it is the source, is already in force), and splits it among the
+// caches: a memory key the configuration sets (storage.block_cache_mb, index_cache_mb,
+// memtable_mb, num_memtables, plugins.memory_budget_mb) wins over its share, one left at 0
+// takes it. The returned configuration has every such key filled in.
+func memoryBudget(cfg config.Config, log *slog.Logger) (config.Config, membudget.Budget, membudget.Shares, error) {
+	b, err := membudget.Resolve(membudget.System(cfg.MemoryLimitMB))
+	if err != nil {
+		return cfg, b, membudget.Shares{}, err
+	}
+	sh := b.Split()
+	if b.Source != membudget.FromEnv {
+		debug.SetMemoryLimit(sh.GoLimitBytes)
+	}
+	for _, p := range []struct{ key, share *int }{
+		{&cfg.Storage.BlockCacheMB, &sh.BlockCacheMB}, {&cfg.Storage.IndexCacheMB, &sh.IndexCacheMB},
+		{&cfg.Storage.MemTableMB, &sh.MemTableMB}, {&cfg.Storage.NumMemtables, &sh.NumMemtables},
+		{&cfg.Plugins.MemoryBudgetMB, &sh.PluginsMB},
+	} {
+		if *p.key > 0 {
+			*p.share = *p.key
+		} else {
+			*p.key = *p.share
+		}
+	}
+	log.Info("memory budget", "mb", b.MB, "source", b.Source, "cgroup_limit_mb", b.CgroupMB,
+		"block_cache_mb", sh.BlockCacheMB, "index_cache_mb", sh.IndexCacheMB, "memtable_mb", sh.MemTableMB,
+		"num_memtables", sh.NumMemtables, "records_read_cache_mb", sh.ReadCacheBytes>>20,
+		"hot_records", sh.HotRecords, "plugins_mb", sh.PluginsMB)
+	return cfg, b, sh, nil
+}
+
+// usedGauge exports what one bounded cache holds now, gatehouse_memory_used_bytes{part} (or
+// gatehouse_memory_used_records for one counted in records), beside the bounds
+// membudget.Register exports.
+func usedGauge(reg prometheus.Registerer, name, part string, f func() float64) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        name,
+		Help:        "What each bounded cache holds now (its bound: gatehouse_memory_bound_*).",
+		ConstLabels: prometheus.Labels{"part": part},
+	}, f))
+}
+
+// memoryMetrics exports the budget, its bounds and what badger's caches hold.
+func memoryMetrics(reg prometheus.Registerer, b membudget.Budget, sh membudget.Shares, db *store.DB) {
+	membudget.Register(reg, b, sh)
+	usedGauge(reg, "gatehouse_memory_used_bytes", "badger_block_cache", func() float64 { v, _ := db.CacheUsage(); return float64(v) })
+	usedGauge(reg, "gatehouse_memory_used_bytes", "badger_index_cache", func() float64 { _, v := db.CacheUsage(); return float64(v) })
+}

@@ -1,0 +1,74 @@
+package membudget
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Shares are the bounds a budget gives each cache; the wiring hands each to its owner. Every
+// figure is an upper bound of what that part keeps in memory.
+type Shares struct {
+	// GoLimitBytes is the Go memory limit (runtime/debug.SetMemoryLimit): the whole budget.
+	GoLimitBytes int64
+	// BlockCacheMB, IndexCacheMB: badger's caches of decompressed table blocks and of table
+	// indexes and bloom filters. MemTableMB and NumMemtables: badger's write tables, each
+	// allocated whole.
+	BlockCacheMB, IndexCacheMB, MemTableMB, NumMemtables int
+	// ReadCacheBytes bounds the records product's read caches (index walks, all collections
+	// together); HotRecords is how many decoded records it keeps.
+	ReadCacheBytes int64
+	HotRecords     int
+	// PluginsMB bounds the linear memory of all plugin instances together.
+	PluginsMB int
+}
+
+// hotRecordBytes is what one decoded record of the benchmark's posts holds in the hot cache
+// (measured with a heap profile: 20,000 records, 28 MB).
+const hotRecordBytes = 1400
+
+// Split divides the budget: a tenth each to badger's block cache, the records read cache and
+// the hot records, a twentieth to badger's index cache, two write tables of a sixteenth (at
+// least 16 MB: a transaction may hold about 15% of one, and the tenants document applies in
+// one), a quarter to plugins (at least 64 MB: two projects' guests); what is left (about 40%) is the working memory of requests, the
+// collector's headroom and the title index.
+func (b Budget) Split() Shares {
+	mb := b.MB
+	return Shares{
+		GoLimitBytes:   int64(mb) << 20,
+		BlockCacheMB:   max(mb/10, 8),
+		IndexCacheMB:   max(mb/20, 4),
+		MemTableMB:     min(max(mb/16, 16), 64),
+		NumMemtables:   2,
+		ReadCacheBytes: int64(max(mb/10, 4)) << 20,
+		HotRecords:     max(mb/10, 4) << 20 / hotRecordBytes,
+		PluginsMB:      max(mb/4, 64),
+	}
+}
+
+// Register exports the budget and each bound in reg: gatehouse_memory_budget_bytes (with its
+// source) and gatehouse_memory_bound_bytes{part} (gatehouse_memory_bound_records for the hot
+// records), so that /metrics shows where every cache stands beside what it uses.
+func Register(reg prometheus.Registerer, b Budget, s Shares) {
+	budget := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gatehouse_memory_budget_bytes",
+		Help: "The memory budget (Go memory limit) and where it came from: memory_limit_mb, GOMEMLIMIT, cgroup or default.",
+	}, []string{"source"})
+	budget.WithLabelValues(string(b.Source)).Set(float64(s.GoLimitBytes))
+	bound := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gatehouse_memory_bound_bytes",
+		Help: "The bound of each cache or buffer, from the memory budget or its configuration key.",
+	}, []string{"part"})
+	for _, p := range []struct {
+		name string
+		mb   int
+	}{
+		{"badger_block_cache", s.BlockCacheMB}, {"badger_index_cache", s.IndexCacheMB},
+		{"badger_memtables", s.MemTableMB * s.NumMemtables}, {"plugins", s.PluginsMB},
+	} {
+		bound.WithLabelValues(p.name).Set(float64(int64(p.mb) << 20))
+	}
+	bound.WithLabelValues("records_read_cache").Set(float64(s.ReadCacheBytes))
+	hot := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gatehouse_memory_bound_records",
+		Help: "How many decoded records the records product's hot cache keeps at most.",
+	})
+	hot.Set(float64(s.HotRecords))
+	reg.MustRegister(budget, bound, hot)
+}
