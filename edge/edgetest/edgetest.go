@@ -251,6 +251,9 @@ func (h *Harness) Do(method, path string, body any, headers ...string) *Response
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	if problem := h.checkContract(req, resp.StatusCode, resp.Header, raw); problem != "" {
+		h.t.Error(problem)
+	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
 }
 
