@@ -101,7 +101,7 @@ func New(o Options) (*Server, error) {
 		// pre-parse by fasthttp would answer a malformed body 400 before authentication,
 		// without CORS headers and with the parser's text as the message.
 		DisablePreParseMultipartForm: true,
-		ReadTimeout:                  30 * time.Second,
+		ReadTimeout:                  cfg.ReadTimeout.D(),
 		WriteTimeout:                 60 * time.Second,
 		IdleTimeout:                  120 * time.Second,
 		UnescapePath:                 true,
@@ -208,7 +208,8 @@ func refuseUnknownMethods(app *fiber.App) {
 // in sync with streamed bodies: a body the handler did not read to its end through c.Body()
 // (refused early, or read only in part) would otherwise be parsed as the next request on the
 // keep-alive connection. Up to 64 KB of a body of known length is drained; past that, or for
-// a chunked body, the connection is closed after the answer.
+// a chunked body, the connection is closed after the answer. A body whose client stopped
+// sending it before read_timeout is answered 408 REQUEST_TIMEOUT (bodytimeout.go).
 func bodyGuard(c *fiber.Ctx) error {
 	if len(c.Request().Header.Peek(oversizeHeader)) > 0 {
 		c.Context().SetConnectionClose()
@@ -220,8 +221,9 @@ func bodyGuard(c *fiber.Ctx) error {
 		c.Context().SetConnectionClose()
 		return ErrContentEncoding
 	}
-	err := c.Next()
-	if cl := c.Request().Header.ContentLength(); cl != 0 {
+	body := watchBody(c)
+	err := bodyTimedOut(c, body, c.Next())
+	if cl := c.Request().Header.ContentLength(); cl != 0 && (body == nil || !body.timedOut) {
 		if rest := c.Context().RequestBodyStream(); rest != nil {
 			if cl < 0 {
 				c.Context().SetConnectionClose()

@@ -45,15 +45,18 @@ type Config struct {
 	LogFormat string `json:"log_format"`
 	// ShutdownTimeout bounds the graceful drain on SIGTERM.
 	ShutdownTimeout Duration `json:"shutdown_timeout"`
-	Storage         Storage  `json:"storage"`
-	Email           Email    `json:"email"`
-	Files           Files    `json:"files"`
-	Forms           Forms    `json:"forms"`
-	Captcha         Captcha  `json:"captcha"`
-	Plugins         Plugins  `json:"plugins"`
-	Egress          Egress   `json:"egress"`
-	Webhooks        Webhooks `json:"webhooks"`
-	Redis           Redis    `json:"redis"`
+	// ReadTimeout bounds how long a client may take to send one whole request (headers and
+	// body, a streamed body included); a client that stops sending is answered 408.
+	ReadTimeout Duration `json:"read_timeout"`
+	Storage     Storage  `json:"storage"`
+	Email       Email    `json:"email"`
+	Files       Files    `json:"files"`
+	Forms       Forms    `json:"forms"`
+	Captcha     Captcha  `json:"captcha"`
+	Plugins     Plugins  `json:"plugins"`
+	Egress      Egress   `json:"egress"`
+	Webhooks    Webhooks `json:"webhooks"`
+	Redis       Redis    `json:"redis"`
 }
 
 // Redis joins the nodes of a deployment (decisions.md 8.4): rate limits shared by every node
@@ -222,6 +225,7 @@ func Default() Config {
 		LogLevel:        "info",
 		LogFormat:       "text",
 		ShutdownTimeout: Duration(15 * time.Second),
+		ReadTimeout:     Duration(30 * time.Second),
 		Storage:         Storage{Backend: BackendBadger, SyncWrites: true},
 		Email:           Email{Transport: "outbox", Concurrency: 4, SMTP: SMTP{Port: 587, TLS: "starttls"}},
 		Files:           Files{Backend: "local", S3: S3{Region: "us-east-1", UseSSL: true}},
@@ -420,6 +424,9 @@ func (c *Config) Validate() error {
 		if k.v < 0 {
 			errs = append(errs, fmt.Errorf("storage.%s must not be negative, not %d", k.name, k.v))
 		}
+	}
+	if c.ReadTimeout <= 0 {
+		errs = append(errs, errors.New("read_timeout must be positive"))
 	}
 	if c.Egress.Timeout <= 0 || c.Egress.MaxResponseKB <= 0 {
 		errs = append(errs, errors.New("egress.timeout and egress.max_response_kb must be positive"))
