@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -85,8 +86,17 @@ func main() {
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the load phase to this file")
 	only := flag.String("only", "", "run only the mixes whose name contains this")
 	mprof := flag.String("memprofile", "", "write a heap profile after the load to this file")
+	ndjson := flag.String("ndjson", "", "write tenants.yaml, authors.ndjson and posts.ndjson (n posts) to this folder and exit")
+	authors := flag.Int("authors", 1000, "authors written by -ndjson")
 	flag.Parse()
 	cpuProfile, memProfile, onlyMix = *profile, *mprof, *only
+	if *ndjson != "" {
+		if err := writeNDJSON(*ndjson, *n, *authors); err != nil {
+			fmt.Fprintln(os.Stderr, "recordsbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*n, *dur, *conns, *dir, *skipImport); err != nil {
 		fmt.Fprintln(os.Stderr, "recordsbench:", err)
 		os.Exit(1)
@@ -289,12 +299,20 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // importAll streams n posts and 1000 authors through Import without building the file.
 func importAll(ctx context.Context, svc *records.Service, n int) error {
-	if err := importGen(ctx, svc, "authors", 1000, func(w *bufio.Writer, i int, r *rand.Rand) {
-		fmt.Fprintf(w, `{"id":"au-%d","data":{"title":"Author %s","email":"a%d@bench.test"}}`+"\n", i, word(i), i)
-	}); err != nil {
+	if err := importGen(ctx, svc, "authors", 1000, authorLine); err != nil {
 		return err
 	}
-	return importGen(ctx, svc, "posts", n, func(w *bufio.Writer, i int, r *rand.Rand) {
+	return importGen(ctx, svc, "posts", n, postLine(n, 1000))
+}
+
+// authorLine writes author i's NDJSON line.
+func authorLine(w *bufio.Writer, i int, _ *rand.Rand) {
+	fmt.Fprintf(w, `{"id":"au-%d","data":{"title":"Author %s","email":"a%d@bench.test"}}`+"\n", i, word(i), i)
+}
+
+// postLine returns the writer of post i's NDJSON line, one of n posts by authors authors.
+func postLine(n, authors int) func(w *bufio.Writer, i int, r *rand.Rand) {
+	return func(w *bufio.Writer, i int, r *rand.Rand) {
 		rec := map[string]any{
 			"id":        fmt.Sprintf("p-%07d", i),
 			"createdAt": time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339),
@@ -304,7 +322,7 @@ func importAll(ctx context.Context, svc *records.Service, n int) error {
 				"tags":         []string{fmt.Sprintf("t%d", r.Intn(8)), fmt.Sprintf("t%d", r.Intn(8))},
 				"views":        r.Intn(n),
 				"day":          time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, r.Intn(365)).Format("2006-01-02"),
-				"author":       fmt.Sprintf("au-%d", r.Intn(1000)),
+				"author":       fmt.Sprintf("au-%d", r.Intn(authors)),
 				"related":      []string{fmt.Sprintf("p-%07d", r.Intn(n)), fmt.Sprintf("p-%07d", r.Intn(n))},
 				"internalNote": "note " + word(i%vocabSize),
 			},
@@ -312,7 +330,38 @@ func importAll(ctx context.Context, svc *records.Service, n int) error {
 		b, _ := json.Marshal(rec)
 		w.Write(b)
 		w.WriteByte('\n')
-	})
+	}
+}
+
+// writeNDJSON writes the benchmark's tenants document and its n posts and authors authors as
+// files in dir (tenants.yaml, authors.ndjson, posts.ndjson), for importing into a real server
+// (make bench-footprint).
+func writeNDJSON(dir string, n, authors int) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tenants.yaml"), []byte(tenants), 0o644); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name  string
+		count int
+		line  func(*bufio.Writer, int, *rand.Rand)
+	}{{"authors.ndjson", authors, authorLine}, {"posts.ndjson", n, postLine(n, authors)}} {
+		out, err := os.Create(filepath.Join(dir, f.name))
+		if err != nil {
+			return err
+		}
+		w := bufio.NewWriterSize(out, 1<<16)
+		r := rand.New(rand.NewSource(int64(f.count)))
+		for i := 0; i < f.count; i++ {
+			f.line(w, i, r)
+		}
+		if err := errors.Join(w.Flush(), out.Close()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func importGen(ctx context.Context, svc *records.Service, coll string, n int, line func(*bufio.Writer, int, *rand.Rand)) error {
