@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cgroupLimit512 makes a cgroup limited to 512 MB for the test (v2 when the machine mounts
+// it with the memory controller, else v1) and returns its folder; it skips the test where the
+// machine does not let it (not root, no writable cgroup filesystem).
+func cgroupLimit512(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("gatehouse-test-%d", os.Getpid())
+	var dir, file string
+	if raw, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers"); err == nil && strings.Contains(string(raw), "memory") {
+		dir, file = filepath.Join("/sys/fs/cgroup", name), "memory.max"
+	} else {
+		dir, file = filepath.Join("/sys/fs/cgroup/memory", name), "memory.limit_in_bytes"
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot create a cgroup here (%v): the cgroup-derived limit is covered by edge/membudget's tests on fake cgroup files", err)
+	}
+	t.Cleanup(func() { _ = os.Remove(dir) }) // after the process's own cleanup killed it
+	if err := os.WriteFile(filepath.Join(dir, file), []byte("536870912"), 0o644); err != nil {
+		t.Skipf("cannot set %s: %v", file, err)
+	}
+	return dir
+}
+
+// The real binary started in a 512 MB cgroup, with neither memory_limit_mb nor GOMEMLIMIT
+// set, takes 90% of it as its memory budget and Go memory limit, logs it at start and shows it
+// in /metrics with the caches' shares of it.
+func TestCgroupDerivedMemoryLimit(t *testing.T) {
+	cg := cgroupLimit512(t)
+	// The process joins the cgroup before it becomes gatehouse: everything it allocates counts.
+	wrapper := filepath.Join(t.TempDir(), "in-cgroup.sh")
+	script := fmt.Sprintf("#!/bin/sh\necho $$ > %s/cgroup.procs || exit 1\nexec %s \"$@\"\n", cg, os.Args[0])
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := startBinEnv(t, wrapper, []string{"GOMEMLIMIT=", "GATEHOUSE_MEMORY_LIMIT_MB=0"}, "--data", t.TempDir())
+	if !strings.Contains(p.stderr.String(), "cgroup_limit_mb=512") || !strings.Contains(p.stderr.String(), "source=cgroup") {
+		t.Errorf("start-up log does not name the cgroup's limit: %s", p.stderr)
+	}
+	resp, err := http.Get(p.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	const want = 460 << 20 // 90% of 512 MB
+	for _, line := range []string{
+		fmt.Sprintf(`gatehouse_memory_budget_bytes{source="cgroup"} %g`, float64(want)),
+		fmt.Sprintf(`go_gc_gomemlimit_bytes %g`, float64(want)),
+		fmt.Sprintf(`gatehouse_memory_bound_bytes{part="badger_block_cache"} %g`, float64(want/10>>20<<20)),
+	} {
+		if !strings.Contains(string(raw), line+"\n") {
+			t.Errorf("/metrics lacks %q", line)
+		}
+	}
+	p.stop(t)
+}
