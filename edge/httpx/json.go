@@ -10,8 +10,9 @@ import (
 )
 
 // The one strict reading of JSON request bodies (edge/strictjson): every route that takes JSON
-// reads its body through JSONBody or DecodeJSON, which make the same checks: the Content-Type
-// must be JSON, and the body exactly one I-JSON value.
+// reads its body through DecodeJSON or DecodeJSONWith, which make the same checks: the
+// Content-Type must be JSON, and the body exactly one I-JSON value, read in one pass with the
+// value (edge/strictjson).
 
 // ErrContentType is a body of a type other than JSON sent to a JSON route.
 var ErrContentType = apierr.New(415, apierr.CodeUnsupportedContentType, "this route takes Content-Type: application/json", nil)
@@ -33,23 +34,8 @@ func IsJSONType(contentType string) bool {
 	return mt == fiber.MIMEApplicationJSON || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// JSONBody returns the body of a request to a route that takes JSON, after the checks every
-// such route makes: 415 UNSUPPORTED_CONTENT_TYPE for another Content-Type, 400 with
-// badJSONCode (INVALID_JSON for forms, VALIDATION_FAILED elsewhere) for a body strictjson.Check
-// refuses. The returned slice is fiber's: copy what outlives the handler.
-func JSONBody(c *fiber.Ctx, badJSONCode string) ([]byte, error) {
-	if err := JSONContentType(c); err != nil {
-		return nil, err
-	}
-	body := c.Body()
-	if err := strictjson.Validate(body, badJSONCode); err != nil {
-		return nil, err
-	}
-	return body, nil
-}
-
 // JSONContentType refuses (415) a request whose Content-Type is not JSON (see IsJSONType).
-// Routes that read their body as a stream call it, then strictjson.Validate on what they read.
+// Routes that read their body as a stream call it, then edge/strictjson on what they read.
 func JSONContentType(c *fiber.Ctx) error {
 	if !IsJSONType(c.Get(fiber.HeaderContentType)) {
 		return ErrContentType
@@ -57,13 +43,24 @@ func JSONContentType(c *fiber.Ctx) error {
 	return nil
 }
 
-// DecodeJSON reads the strict JSON body of c (JSONBody's checks) into v as encoding/json would,
-// in one pass where it can (strictjson.Decode). A value of
-// the wrong type is 400 VALIDATION_FAILED naming the field and the JSON type it must have;
+// DecodeJSON reads the strict JSON body of c into v as encoding/json would, in one pass where
+// it can (strictjson.Decode): 415 UNSUPPORTED_CONTENT_TYPE for another Content-Type, 400 with
+// badJSONCode (INVALID_JSON for forms, VALIDATION_FAILED elsewhere) for a body
+// strictjson.Check refuses. A value of the wrong type is 400 VALIDATION_FAILED naming the field and the JSON type it must have;
 // the decoder's own text (with Go type names) stays the internal cause, never sent.
 func DecodeJSON(c *fiber.Ctx, v any, badJSONCode string) error {
 	if err := JSONContentType(c); err != nil {
 		return err
 	}
 	return strictjson.Decode(c.Body(), v, badJSONCode)
+}
+
+// DecodeJSONWith is DecodeJSON reading as an encoding/json Decoder with o's settings does
+// (strictjson.DecodeWith); decodeErr renders a value of the wrong form when the route names
+// its fields its own way (nil: DecodeJSON's errors).
+func DecodeJSONWith(c *fiber.Ctx, v any, o strictjson.Options, badJSONCode string, decodeErr func(error) error) error {
+	if err := JSONContentType(c); err != nil {
+		return err
+	}
+	return strictjson.DecodeWith(c.Body(), v, o, badJSONCode, decodeErr)
 }

@@ -57,16 +57,8 @@ func syntaxProblem(err error) error {
 	return fmt.Errorf("%s at offset %d", what, se.ByteOffset)
 }
 
-// Validate is Check as an API error: 400 with badJSONCode (VALIDATION_FAILED carries
+// invalid is Check's problem as an API error: 400 with badJSONCode (VALIDATION_FAILED carries
 // the problem in its details too).
-func Validate(body []byte, badJSONCode string) error {
-	if problem := Check(body); problem != nil {
-		return invalid(problem, badJSONCode)
-	}
-	return nil
-}
-
-// invalid is Check's problem as Validate's API error.
 func invalid(problem error, badJSONCode string) error {
 	e := apierr.New(400, badJSONCode, "the body is not valid JSON: "+problem.Error(), problem)
 	if badJSONCode == apierr.CodeValidationFailed {
@@ -79,8 +71,58 @@ func invalid(problem error, badJSONCode string) error {
 // jsontext's strictness (no duplicate member names, no invalid UTF-8): one value, as Check
 // reads it, decoded as encoding/json.Unmarshal decodes it. encoding/json's Number is a plain
 // string to the v2 decoder, which would take "abc" for one: encoding/json reads those.
-var onePass = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false),
-	jsonv2.WithUnmarshalers(jsonv2.UnmarshalFunc(func(b []byte, n *json.Number) error { return json.Unmarshal(b, n) })))
+var onePass = onePassWith(Options{})
+
+// Options are the encoding/json Decoder settings a route reads its body with.
+type Options struct {
+	// UseNumber decodes a number into an interface value as a json.Number, not a float64
+	// (Decoder.UseNumber).
+	UseNumber bool
+	// DisallowUnknownFields refuses an object member no field of the destination struct takes
+	// (Decoder.DisallowUnknownFields).
+	DisallowUnknownFields bool
+}
+
+// onePasses holds onePassWith for each Options value (see index).
+var onePasses = [4]jsonv2.Options{
+	onePass,
+	onePassWith(Options{UseNumber: true}),
+	onePassWith(Options{DisallowUnknownFields: true}),
+	onePassWith(Options{UseNumber: true, DisallowUnknownFields: true}),
+}
+
+func (o Options) index() int {
+	i := 0
+	if o.UseNumber {
+		i |= 1
+	}
+	if o.DisallowUnknownFields {
+		i |= 2
+	}
+	return i
+}
+
+// onePassWith is the one pass with o's settings. The v1 option behind Decoder.UseNumber is
+// not exported: an unmarshaler of interface values reads a number as a json.Number and leaves
+// every other value to the decoder (errors.ErrUnsupported).
+func onePassWith(o Options) jsonv2.Options {
+	un := []*jsonv2.Unmarshalers{jsonv2.UnmarshalFunc(func(b []byte, n *json.Number) error { return json.Unmarshal(b, n) })}
+	if o.UseNumber {
+		un = append(un, jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *any) error {
+			if dec.PeekKind() != '0' {
+				return errors.ErrUnsupported // the decoder reads it
+			}
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return err
+			}
+			*v = json.Number(tok.String())
+			return nil
+		}))
+	}
+	return jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false),
+		jsonv2.RejectUnknownMembers(o.DisallowUnknownFields), jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(un...)))
+}
 
 // InvalidError is a body Check refuses, as Unmarshal returns it.
 type InvalidError struct{ Problem error }
@@ -93,7 +135,10 @@ func (e *InvalidError) Error() string { return e.Problem.Error() }
 // is read again in the two passes, whose errors callers render: *InvalidError with Check's
 // problem, or encoding/json's error (for DecodeError). FuzzUnmarshalAgrees checks that a body
 // the pass takes gives Check's nil and the value encoding/json gives.
-func Unmarshal(body []byte, v any) error {
+func Unmarshal(body []byte, v any) error { return UnmarshalWith(body, v, Options{}) }
+
+// UnmarshalWith is Unmarshal decoding as an encoding/json Decoder with o's settings does.
+func UnmarshalWith(body []byte, v any, o Options) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
 		// Decoded into a copy of v: a body refused half-way leaves v's fields as they were for
@@ -101,7 +146,7 @@ func Unmarshal(body []byte, v any) error {
 		// encoding/json writes into them).
 		tmp := reflect.New(rv.Elem().Type())
 		tmp.Elem().Set(rv.Elem())
-		if jsonv2.Unmarshal(body, tmp.Interface(), onePass) == nil {
+		if jsonv2.Unmarshal(body, tmp.Interface(), onePasses[o.index()]) == nil {
 			rv.Elem().Set(tmp.Elem())
 			return nil
 		}
@@ -109,19 +154,38 @@ func Unmarshal(body []byte, v any) error {
 	if problem := Check(body); problem != nil {
 		return &InvalidError{problem}
 	}
-	return json.Unmarshal(body, v)
+	if o == (Options{}) {
+		return json.Unmarshal(body, v)
+	}
+	// Check has seen exactly one value: the decoder's Decode reads what Unmarshal would.
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if o.UseNumber {
+		dec.UseNumber()
+	}
+	if o.DisallowUnknownFields {
+		dec.DisallowUnknownFields()
+	}
+	return dec.Decode(v)
 }
 
-// Decode is Unmarshal with its errors as API errors: Validate's for a body Check refuses,
+// Decode is Unmarshal with its errors as API errors: 400 with badJSONCode for a body Check refuses,
 // DecodeError's for a value of the wrong type.
 func Decode(body []byte, v any, badJSONCode string) error {
-	err := Unmarshal(body, v)
+	return DecodeWith(body, v, Options{}, badJSONCode, nil)
+}
+
+// DecodeWith is Decode with o's settings, and decodeErr (DecodeError when nil) rendering an
+// encoding/json error of a well-formed body, for routes whose errors name their own fields.
+func DecodeWith(body []byte, v any, o Options, badJSONCode string, decodeErr func(error) error) error {
+	err := UnmarshalWith(body, v, o)
 	var ie *InvalidError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &ie):
 		return invalid(ie.Problem, badJSONCode)
+	case decodeErr != nil:
+		return decodeErr(err)
 	default:
 		return DecodeError(err)
 	}

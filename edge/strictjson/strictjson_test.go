@@ -1,6 +1,7 @@
 package strictjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -75,7 +76,7 @@ func TestDecodeErrorHasNoGoTypeNames(t *testing.T) {
 	}
 }
 
-// Decode answers as Validate then DecodeError would, keeps what v held when it refuses the body
+// Decode answers as Check (400 with the bad-JSON code) then DecodeError would, keeps what v held when it refuses the body
 // half-way, and takes what the one pass refuses but the two passes accept (names that differ
 // in case only, which encoding/json merges).
 func TestDecode(t *testing.T) {
@@ -206,33 +207,52 @@ func FuzzUnmarshalAgrees(f *testing.F) {
 		`{"S":"upper","CAMELID":"c","camel_id":"d","Camel-Id":"e"}`, `{"s":"a","S":"b"}`,
 		`{"i":1.5}`, `{"i":1e2}`, `{"u":256}`, `{"q":7}`, `{"d":"1s"}`, `{"t":"2026-11-28"}`, `{"n":"abc"}`, `{"n":"12"}`, `{"r":"AAAA"}`,
 		`{"m":null,"l":null,"p":null,"b":null}`, `{"s":"\ud800"}`, "{\"s\":\"\xff\"}",
+		`{"s":"x","unknown":1}`, `{"m":{"big":12345678901234567890,"e":1e2,"neg":-0.5}}`, `[1,2.50,{"a":[3e0]}]`, `7`, `{"x":1.0}`,
 		`{"s":"x"} x`, `[]`, `null`, `{"f":1e999}`, `{"\u212a":1}`, `{"ſ":"long s"}`, "",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var one fuzzTarget
-		if jsonv2.Unmarshal(body, &one, onePass) != nil {
-			var got, want fuzzTarget
-			gotErr := Unmarshal(body, &got)
-			wantErr := Check(body)
-			if wantErr == nil {
-				wantErr = json.Unmarshal(body, &want)
-			}
-			if (gotErr == nil) != (wantErr == nil) || gotErr == nil && !reflect.DeepEqual(got, want) {
-				t.Fatalf("Unmarshal(%q) = %+v, %v; the two passes give %+v, %v", body, got, gotErr, want, wantErr)
-			}
-			return
-		}
-		if err := Check(body); err != nil {
-			t.Fatalf("one pass took %q, which Check refuses: %v", body, err)
-		}
-		var two fuzzTarget
-		if err := json.Unmarshal(body, &two); err != nil {
-			t.Fatalf("one pass took %q, which encoding/json refuses: %v", body, err)
-		}
-		if !reflect.DeepEqual(one, two) {
-			t.Fatalf("one pass read %q as %+v, encoding/json as %+v", body, one, two)
+		for _, o := range []Options{{}, {UseNumber: true}, {DisallowUnknownFields: true}, {UseNumber: true, DisallowUnknownFields: true}} {
+			agrees[fuzzTarget](t, body, o)
+			agrees[any](t, body, o)
+			agrees[map[string]json.RawMessage](t, body, o)
 		}
 	})
+}
+
+// agrees checks UnmarshalWith(body, *T, o) against the two passes: Check, then an
+// encoding/json Decoder with o's settings.
+func agrees[T any](t *testing.T, body []byte, o Options) {
+	t.Helper()
+	twoPasses := func(v *T) error {
+		if err := Check(body); err != nil {
+			return err
+		}
+		dec := json.NewDecoder(bytes.NewReader(body))
+		if o.UseNumber {
+			dec.UseNumber()
+		}
+		if o.DisallowUnknownFields {
+			dec.DisallowUnknownFields()
+		}
+		return dec.Decode(v)
+	}
+	var one T
+	if jsonv2.Unmarshal(body, &one, onePasses[o.index()]) != nil {
+		var got, want T
+		gotErr := UnmarshalWith(body, &got, o)
+		wantErr := twoPasses(&want)
+		if (gotErr == nil) != (wantErr == nil) || gotErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("UnmarshalWith(%q, %T, %+v) = %+v, %v; the two passes give %+v, %v", body, &got, o, got, gotErr, want, wantErr)
+		}
+		return
+	}
+	var two T
+	if err := twoPasses(&two); err != nil {
+		t.Fatalf("one pass (%+v) took %q into %T, which the two passes refuse: %v", o, body, &two, err)
+	}
+	if !reflect.DeepEqual(one, two) {
+		t.Fatalf("one pass (%+v) read %q into %T as %#v, the two passes as %#v", o, body, &two, one, two)
+	}
 }

@@ -1,7 +1,6 @@
 package email
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/strictjson"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
@@ -107,16 +107,10 @@ func (a *API) removeSuppression(c *fiber.Ctx) error {
 }
 
 func (a *API) send(c *fiber.Ctx) error {
-	body, err := httpx.JSONBody(c, apierr.CodeValidationFailed)
-	if err != nil {
-		return err
-	}
 	var req SendRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return decodeError(err)
+	if err := httpx.DecodeJSONWith(c, &req, strictjson.Options{UseNumber: true, DisallowUnknownFields: true},
+		apierr.CodeValidationFailed, decodeError); err != nil {
+		return err
 	}
 	k := auth.KeyOf(c)
 	idem := utils.CopyString(c.Get("Idempotency-Key"))

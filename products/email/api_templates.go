@@ -1,8 +1,6 @@
 package email
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -37,20 +35,13 @@ func (a *API) adminProject(c *fiber.Ctx) (string, error) {
 
 // strictBody decodes a strict JSON object body into v, refusing unknown fields.
 func strictBody(c *fiber.Ctx, v any) error {
-	body, err := httpx.JSONBody(c, apierr.CodeValidationFailed)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return invalid(strings.Trim(name, `"`), "is not a field of this request")
-		}
-		return strictjson.DecodeError(err)
-	}
-	return nil
+	return httpx.DecodeJSONWith(c, v, strictjson.Options{UseNumber: true, DisallowUnknownFields: true}, apierr.CodeValidationFailed,
+		func(err error) error {
+			if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+				return invalid(strings.Trim(name, `"`), "is not a field of this request")
+			}
+			return strictjson.DecodeError(err)
+		})
 }
 
 func (a *API) listTemplates(c *fiber.Ctx) error {

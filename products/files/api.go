@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/strictjson"
 )
 
 // API is the File-asset product mounted at {files_base_url}.
@@ -78,13 +79,15 @@ func scopeOf(c *fiber.Ctx) Scope {
 
 // fields decodes a JSON object body into raw fields (VALIDATION_FAILED when it is not one).
 func fields(c *fiber.Ctx) (map[string]json.RawMessage, error) {
-	body, err := httpx.JSONBody(c, apierr.CodeValidationFailed)
-	if err != nil {
-		return nil, err
+	notObject := func(error) error {
+		return apierr.Validation(apierr.FieldProblem{Field: "body", Problem: "must be a JSON object"})
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil || m == nil {
-		return nil, apierr.Validation(apierr.FieldProblem{Field: "body", Problem: "must be a JSON object"})
+	if err := httpx.DecodeJSONWith(c, &m, strictjson.Options{}, apierr.CodeValidationFailed, notObject); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, notObject(nil)
 	}
 	return m, nil
 }

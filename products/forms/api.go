@@ -2,7 +2,6 @@ package forms
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -204,17 +203,9 @@ func decodeURLEncoded(c *fiber.Ctx, raw []byte) (map[string]any, error) {
 // decodeJSON reads the canonical {"data":{...}} or the flat {...} body. A token may sit beside
 // "data" or inside it.
 func decodeJSON(body []byte) (map[string]any, error) {
-	if err := strictjson.Validate(body, CodeInvalidJSON); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, invalidJSON(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, invalidJSON(errors.New("data after the JSON value"))
+	if err := strictjson.DecodeWith(body, &v, strictjson.Options{UseNumber: true}, CodeInvalidJSON, invalidJSON); err != nil {
+		return nil, err
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
