@@ -314,6 +314,16 @@ func scopeCases(f foreign) map[string]scopeCase {
 		"GET /projects/:project/webhooks":                  {path: "/projects/globex-site/webhooks", want: 404},
 		"GET /projects/:project/webhooks/:name/deliveries": {path: "/projects/globex-site/webhooks/x/deliveries", want: 404},
 		"POST /projects/:project/webhooks/:name/test":      {path: "/projects/globex-site/webhooks/x/test", want: 404},
+		"PUT /projects/:project/webhooks/:name":            {path: "/projects/globex-site/webhooks/x", body: `{"url":"https://x.example.com/","events":["form.submitted"]}`, want: 404},
+		"DELETE /projects/:project/webhooks/:name":         {path: "/projects/globex-site/webhooks/x", want: 404},
+
+		"GET /projects/:project/plugin-modules":               {path: "/projects/globex-site/plugin-modules", want: 404},
+		"PUT /projects/:project/plugins/:name":                {path: "/projects/globex-site/plugins/x", body: `{"module":"x","hooks":["forms.submit"]}`, want: 404},
+		"DELETE /projects/:project/plugins/:name":             {path: "/projects/globex-site/plugins/x", want: 404},
+		"POST /projects/:project/plugins/:name/hooks":         {path: "/projects/globex-site/plugins/x/hooks", body: `{"hook":"forms.submit"}`, want: 404},
+		"DELETE /projects/:project/plugins/:name/hooks/:hook": {path: "/projects/globex-site/plugins/x/hooks/forms.submit", want: 404},
+
+		"GET /projects/:project/overview": {path: "/projects/globex-site/overview", want: 404},
 	}
 }
 

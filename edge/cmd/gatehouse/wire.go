@@ -78,6 +78,9 @@ type assembly struct {
 	sessions *admin.Accounts
 	// projectOrg names a project's org (the admin guard's question).
 	projectOrg func(ctx context.Context, project string) (string, error)
+	// overview are the products' shares of a project's overview (admin.Overview, mounted by
+	// addDashboard once every product added its own).
+	overview []admin.OverviewPart
 }
 
 // wire builds every product from deps. This is the one place that knows all products. Nothing

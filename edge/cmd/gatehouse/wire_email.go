@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/products/email"
 )
@@ -50,5 +51,8 @@ func (a *assembly) addEmail(_ context.Context, d *deps) error {
 		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node})
 	a.products = append(a.products, email.NewAPI(svc, d.auth, d.cursors))
 	a.components = append(a.components, w)
+	a.overview = append(a.overview, admin.OverviewPart{Name: "email", Read: func(ctx context.Context, q admin.OverviewQuery) (any, error) {
+		return svc.Overview(ctx, q.Project, q.Since)
+	}})
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/products/files"
 )
@@ -29,5 +30,8 @@ func (a *assembly) addFiles(ctx context.Context, d *deps) error {
 	}
 	a.products = append(a.products, files.NewAPI(svc, d.auth, d.cursors), files.NewHost(svc))
 	a.components = append(a.components, svc.NewSweeper(files.SweeperOptions{Interval: time.Minute}))
+	a.overview = append(a.overview, admin.OverviewPart{Name: "files", Read: func(ctx context.Context, q admin.OverviewQuery) (any, error) {
+		return svc.Overview(ctx, q.Org, q.Project)
+	}})
 	return nil
 }

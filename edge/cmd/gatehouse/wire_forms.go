@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/embedhost"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
 )
@@ -60,5 +61,8 @@ func (a *assembly) addForms(_ context.Context, d *deps) error {
 		embedhost.New(embedhost.Options{PublicURL: d.cfg.PublicURL, EmbedURL: d.cfg.EmbedHost}),
 	)
 	a.components = append(a.components, svc)
+	a.overview = append(a.overview, admin.OverviewPart{Name: "forms", Read: func(ctx context.Context, q admin.OverviewQuery) (any, error) {
+		return svc.Overview(ctx, q.Project, q.Since)
+	}})
 	return nil
 }

@@ -66,6 +66,9 @@ func (a *assembly) addPlugins(ctx context.Context, d *deps) error {
 	d.tenancy.OnChange(ps.Changed)
 	reg.CheckWith(ps)
 	a.admin = append(a.admin, admin.NewPlugins(d.tenancy, pluginAdmin{h}))
+	a.overview = append(a.overview, admin.OverviewPart{Name: "plugins", Read: func(_ context.Context, q admin.OverviewQuery) (any, error) {
+		return pluginOverview(h, q.Project), nil
+	}})
 	d.plugins = h
 	usedGauge(d.reg, "gatehouse_memory_used_bytes", "plugins", func() float64 { return float64(h.MemoryUsed()) })
 	return nil
@@ -106,6 +109,21 @@ func (p pluginAdmin) PluginLogs(project, name string, n int) ([]admin.PluginLogL
 		out[i] = admin.PluginLogLine{Time: l.Time.UTC().Format(apitime.Layout), Text: l.Text}
 	}
 	return out, true
+}
+
+// pluginOverview is the plugins part of a project's overview: calls and failed calls (by kind)
+// of its plugins since they were registered.
+func pluginOverview(h *host.Host, project string) map[string]any {
+	calls, errs := int64(0), int64(0)
+	kinds := map[string]int64{}
+	for _, st := range h.Status(project) {
+		calls += st.Calls
+		for k, n := range st.Errors {
+			errs += n
+			kinds[k] += n
+		}
+	}
+	return map[string]any{"calls": calls, "errors": errs, "errorsByKind": kinds}
 }
 
 // pluginError is the API error of a fail-closed plugin that gave no verdict: the product's

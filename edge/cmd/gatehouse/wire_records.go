@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 
+	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/records"
@@ -35,5 +36,8 @@ func (a *assembly) addRecords(_ context.Context, d *deps) error {
 	}
 	a.products = append(a.products, records.NewAPI(svc, d.auth, d.cursors))
 	a.components = append(a.components, svc)
+	a.overview = append(a.overview, admin.OverviewPart{Name: "records", Read: func(ctx context.Context, q admin.OverviewQuery) (any, error) {
+		return svc.Overview(ctx, q.Project)
+	}})
 	return nil
 }

@@ -6,6 +6,7 @@ import { api, ApiError, setSession, type Session } from './api';
 import { navigate, useRoute } from './router';
 import { ErrorNote, Link } from './ui';
 import { Scope, ScopeBar, useScope } from './scope';
+import { OverviewPage } from './pages/overview';
 import { ProjectsPage } from './pages/projects';
 import { KeysPage } from './pages/keys';
 import { EmailPage } from './pages/email';
@@ -20,7 +21,8 @@ import { AccountPage, AcceptInvite } from './pages/account';
 
 /** The pages in navigation order: path, link name, component. */
 const pages: { path: string; name: string; Page: (p: { scope: Scope }) => ReactElement }[] = [
-  { path: '/', name: 'Projects', Page: ProjectsPage },
+  { path: '/', name: 'Overview', Page: OverviewPage },
+  { path: '/projects', name: 'Projects', Page: ProjectsPage },
   { path: '/keys', name: 'Keys', Page: KeysPage },
   { path: '/email', name: 'Email', Page: EmailPage },
   { path: '/forms', name: 'Forms', Page: FormsPage },
