@@ -17,6 +17,9 @@ type Shares struct {
 	HotRecords     int
 	// PluginsMB bounds the linear memory of all plugin instances together.
 	PluginsMB int
+	// MappedMB bounds the file-backed RSS (the binary's pages and the store's mapped files)
+	// past which edge/memtrim drops the process's mappings of the data folder's files.
+	MappedMB int
 }
 
 // hotRecordBytes is what one decoded record of the benchmark's posts holds in the hot cache
@@ -26,7 +29,8 @@ const hotRecordBytes = 1400
 // Split divides the budget: a tenth each to badger's block cache, the records read cache and
 // the hot records, a twentieth to badger's index cache, two write tables of a sixteenth (at
 // least 16 MB: a transaction may hold about 15% of one, and the tenants document applies in
-// one), a quarter to plugins (at least 64 MB: two projects' guests); what is left (about 40%) is the working memory of requests, the
+// one), a quarter to plugins (at least 64 MB: two projects' guests), three eighths (at least
+// 64 MB) to the mapped files (the binary's own pages take 40-50 of it); what is left (about 40%) is the working memory of requests, the
 // collector's headroom and the title index.
 func (b Budget) Split() Shares {
 	mb := b.MB
@@ -39,6 +43,7 @@ func (b Budget) Split() Shares {
 		ReadCacheBytes: int64(max(mb/10, 4)) << 20,
 		HotRecords:     max(mb/10, 4) << 20 / hotRecordBytes,
 		PluginsMB:      max(mb/4, 64),
+		MappedMB:       max(mb*3/8, 64),
 	}
 }
 
@@ -60,7 +65,7 @@ func Register(reg prometheus.Registerer, b Budget, s Shares) {
 		mb   int
 	}{
 		{"badger_block_cache", s.BlockCacheMB}, {"badger_index_cache", s.IndexCacheMB},
-		{"badger_memtables", s.MemTableMB * s.NumMemtables}, {"plugins", s.PluginsMB},
+		{"badger_memtables", s.MemTableMB * s.NumMemtables}, {"plugins", s.PluginsMB}, {"mapped_files", s.MappedMB},
 	} {
 		bound.WithLabelValues(p.name).Set(float64(int64(p.mb) << 20))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/membudget"
+	"github.com/gatehouse-dev/gatehouse/edge/memtrim"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -40,7 +41,7 @@ func memoryBudget(cfg config.Config, log *slog.Logger) (config.Config, membudget
 	log.Info("memory budget", "mb", b.MB, "source", b.Source, "cgroup_limit_mb", b.CgroupMB,
 		"block_cache_mb", sh.BlockCacheMB, "index_cache_mb", sh.IndexCacheMB, "memtable_mb", sh.MemTableMB,
 		"num_memtables", sh.NumMemtables, "records_read_cache_mb", sh.ReadCacheBytes>>20,
-		"hot_records", sh.HotRecords, "plugins_mb", sh.PluginsMB)
+		"hot_records", sh.HotRecords, "plugins_mb", sh.PluginsMB, "mapped_files_mb", sh.MappedMB)
 	return cfg, b, sh, nil
 }
 
@@ -60,4 +61,17 @@ func memoryMetrics(reg prometheus.Registerer, b membudget.Budget, sh membudget.S
 	membudget.Register(reg, b, sh)
 	usedGauge(reg, "gatehouse_memory_used_bytes", "badger_block_cache", func() float64 { v, _ := db.CacheUsage(); return float64(v) })
 	usedGauge(reg, "gatehouse_memory_used_bytes", "badger_index_cache", func() float64 { _, v := db.CacheUsage(); return float64(v) })
+}
+
+// trimMetrics exports the file-backed RSS against its bound and what edge/memtrim gave back.
+func trimMetrics(reg prometheus.Registerer, t *memtrim.Trimmer) {
+	usedGauge(reg, "gatehouse_memory_used_bytes", "mapped_files", func() float64 { return float64(memtrim.FileRSS()) })
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "gatehouse_memtrim_trims_total",
+		Help: "Times the process's mappings of the data folder's files were dropped (file-backed RSS past its bound).",
+	}, func() float64 { n, _ := t.Stats(); return float64(n) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "gatehouse_memtrim_dropped_bytes_total",
+		Help: "File-backed RSS those drops gave back (the pages stay in the page cache).",
+	}, func() float64 { _, b := t.Stats(); return float64(b) }))
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
+	"github.com/gatehouse-dev/gatehouse/edge/memtrim"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -139,6 +140,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	edge.StorageGauge(reg, db.Size)
 	memoryMetrics(reg, budget, shares, db)
+	trim := memtrim.New(cfg.Data, int64(shares.MappedMB)<<20, 0, log)
+	_ = trim.Start(ctx)
+	defer func() { _ = trim.Stop(context.Background()) }()
+	trimMetrics(reg, trim)
 
 	ten, err := tenancy.NewService(tenancy.Options{DB: db})
 	if err != nil {

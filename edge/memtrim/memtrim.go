@@ -1,0 +1,163 @@
+// Package memtrim bounds the page cache the process holds mapped. Badger reads and writes its
+// tables and write-ahead logs through memory maps, so every page of the store the process has
+// touched stays in its RSS (file-backed) until the kernel reclaims it, which on a machine with
+// free memory it never does: at a million records that is hundreds of MB of RSS for pages the
+// kernel would give back at once. A Trimmer checks the file-backed RSS every interval and, past
+// its bound, drops the process's mappings of the store's files (madvise MADV_DONTNEED): the
+// pages stay in the page cache (a later read maps them back without reading the disk; a dirty
+// page of a shared mapping is written back as before), they only stop counting against the
+// process. Decisions.md 9.1; docs/performance.md, Footprint.
+package memtrim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Trimmer drops the process's mappings of the files under a folder when its file-backed RSS
+// passes a bound. Constructed by New, it does nothing until Start.
+type Trimmer struct {
+	dir      string
+	maxBytes int64
+	every    time.Duration
+	log      *slog.Logger
+
+	trims   atomic.Uint64
+	dropped atomic.Int64
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// New returns a Trimmer of the files under dir that keeps the process's file-backed RSS under
+// maxBytes, checked every interval (200 ms when 0).
+func New(dir string, maxBytes int64, every time.Duration, log *slog.Logger) *Trimmer {
+	if every <= 0 {
+		every = 200 * time.Millisecond
+	}
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		dir = abs
+	}
+	return &Trimmer{dir: filepath.Clean(dir) + string(filepath.Separator), maxBytes: maxBytes, every: every, log: log}
+}
+
+// Start begins the checks (none where the process cannot read /proc/self/status).
+func (t *Trimmer) Start(context.Context) error {
+	if _, err := os.Stat("/proc/self/status"); err != nil || !supported {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.stop = cancel
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		tick := time.NewTicker(t.every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				t.Check()
+			}
+		}
+	}()
+	return nil
+}
+
+// Stop ends the checks.
+func (t *Trimmer) Stop(context.Context) error {
+	if t.stop != nil {
+		t.stop()
+		t.wg.Wait()
+	}
+	return nil
+}
+
+// Stats reports how many times the mappings were dropped and the file-backed RSS those drops
+// gave back, in bytes (for /metrics).
+func (t *Trimmer) Stats() (trims uint64, dropped int64) { return t.trims.Load(), t.dropped.Load() }
+
+// Check drops the mappings of the folder's files when the file-backed RSS is over the bound.
+func (t *Trimmer) Check() {
+	before := fileRSS()
+	if before <= t.maxBytes {
+		return
+	}
+	raw, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return
+	}
+	for _, r := range mappingsUnder(raw, t.dir) {
+		if err := dontNeed(r.start, r.end); err != nil && t.log != nil {
+			t.log.Debug("memtrim: madvise", "err", err)
+		}
+	}
+	t.trims.Add(1)
+	if after := fileRSS(); after >= 0 && after < before {
+		t.dropped.Add(before - after)
+	}
+}
+
+// region is one mapping's address range.
+type region struct{ start, end uintptr }
+
+// mappingsUnder returns the mappings of /proc/self/maps (raw) whose file is under dir, but
+// private writable ones.
+func mappingsUnder(raw []byte, dir string) []region {
+	var out []region
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		// 7f12a000-7f12b000 r--s 00000000 08:01 1234   /data/db/000012.sst
+		f := strings.Fields(sc.Text())
+		if len(f) < 6 || !strings.HasPrefix(f[5], dir) {
+			continue
+		}
+		// A private writable mapping may hold changes of its own that dropping would lose.
+		if len(f[1]) == 4 && f[1][3] == 'p' && f[1][1] == 'w' {
+			continue
+		}
+		lo, hi, ok := strings.Cut(f[0], "-")
+		if !ok {
+			continue
+		}
+		s, err1 := strconv.ParseUint(lo, 16, 64)
+		e, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil || e <= s {
+			continue
+		}
+		out = append(out, region{uintptr(s), uintptr(e)})
+	}
+	return out
+}
+
+// FileRSS reports the process's file-backed RSS in bytes (-1 when unknown), for /metrics.
+func FileRSS() int64 { return fileRSS() }
+
+// fileRSS reads the process's file-backed RSS (RssFile of /proc/self/status), in bytes; -1
+// when unknown.
+func fileRSS() int64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return kb << 10
+		}
+	}
+	return -1
+}
