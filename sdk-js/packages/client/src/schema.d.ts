@@ -1502,10 +1502,11 @@ export interface components {
         };
         /**
          * @description `{"id", <fields in definition order>, "createdAt", "updatedAt"}`; admin answers add
-         *     `published`. Relations are ids unless populated.
+         *     `published`. Relations are ids unless populated. A project's `records.read` plugin may
+         *     rewrite what a public read returns (a redactor may answer other fields).
          */
         Record: {
-            id: string;
+            id?: string;
             published?: boolean;
             createdAt?: string;
             updatedAt?: string;
@@ -1547,13 +1548,15 @@ export interface components {
             deleted: number;
             unchanged: number;
             changes: Record<string, unknown>[] | null;
-            generatedKeys?: {
-                org: string;
-                project?: string;
-                name: string;
-                value: string;
-            }[];
+            generatedKeys?: components["schemas"]["GeneratedKey"][];
             generatedSecrets?: components["schemas"]["GeneratedSecret"][];
+        };
+        /** @description A key made by the gateway, with its value (shown once). */
+        GeneratedKey: {
+            org: string;
+            project?: string;
+            name: string;
+            value: string;
         };
         GeneratedSecret: {
             org?: string;
@@ -2180,6 +2183,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            500: components["responses"]["InternalError"];
         };
     };
     getEmbedStylesheet: {
@@ -2201,6 +2205,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            500: components["responses"]["InternalError"];
         };
     };
     getEmbedPage: {
@@ -2227,6 +2232,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
         };
     };
     getMembershipConfig: {
@@ -2528,6 +2534,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -2559,7 +2566,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GeneratedSecret"];
+                    "application/json": components["schemas"]["GeneratedKey"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2686,6 +2693,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3122,6 +3130,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3152,6 +3161,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3170,6 +3180,7 @@ export interface operations {
             204: components["responses"]["NoContent"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3185,6 +3196,7 @@ export interface operations {
             200: components["responses"]["ObjectList"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3210,6 +3222,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3251,6 +3264,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3537,6 +3551,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
