@@ -139,6 +139,11 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	spec.Mount(app.Group(base))
+	ref, err := openapi.NewReference()
+	if err != nil {
+		return nil, err
+	}
+	ref.Mount(app.Group(base))
 
 	admin := scopedRouter{Router: app.Group(base+"/admin/v1", adminAuth(cfg.AdminToken, o.Sessions, base+"/admin/v1/session", base+"/admin/v1/invites/accept")), projectOrg: o.ProjectOrg}
 	for _, a := range o.Admin {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -385,5 +387,62 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 	if r := h.Do("GET", "/openapi.json", nil, "Host", "assets.test"); r.Status != 404 {
 		t.Errorf("GET /openapi.json on the asset host = %d, want 404", r.Status)
+	}
+}
+
+// GET /docs/ answers the reference page: HTML that loads only the gateway's own files (the
+// embedded Redoc bundle) and the document at ../openapi.json, under a CSP that names no other
+// host; GET /docs redirects to it.
+func TestReferencePage(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	r := h.Do("GET", "/docs/", nil)
+	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /docs/ = %d %s", r.Status, r.Header.Get("Content-Type"))
+	}
+	refs := regexp.MustCompile(`(?i)(?:src|href|spec-url)\s*=\s*"([^"]*)"`).FindAllStringSubmatch(string(r.Body), -1)
+	if len(refs) < 2 {
+		t.Fatalf("GET /docs/ references %d files: %s", len(refs), r.Body)
+	}
+	sawSpec := false
+	for _, m := range refs {
+		ref := m[1]
+		sawSpec = sawSpec || ref == "../openapi.json"
+		if strings.Contains(ref, "//") || strings.HasPrefix(ref, "/") && !strings.HasPrefix(ref, "/docs/") {
+			t.Errorf("GET /docs/ references %q, not a file of the gateway's /docs/", ref)
+			continue
+		}
+		if strings.HasPrefix(ref, "data:") {
+			continue
+		}
+		page, _ := url.Parse("/docs/")
+		target, err := url.Parse(ref)
+		if err != nil {
+			t.Errorf("GET /docs/ references %q: %v", ref, err)
+			continue
+		}
+		if got := h.Do("GET", page.ResolveReference(target).String(), nil); got.Status != 200 {
+			t.Errorf("GET %s (referenced by the page) = %d", page.ResolveReference(target), got.Status)
+		}
+	}
+	if !sawSpec {
+		t.Errorf("GET /docs/ does not load ../openapi.json: %s", r.Body)
+	}
+	csp := r.Header.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "http") {
+		t.Errorf("GET /docs/ CSP = %q, want one that names no other host", csp)
+	}
+	js := h.Do("GET", "/docs/redoc.standalone.js", nil, "Accept-Encoding", "identity")
+	if js.Status != 200 || !strings.HasPrefix(js.Header.Get("Content-Type"), "text/javascript") || !strings.Contains(string(js.Body), "RedocStandalone") {
+		t.Errorf("GET /docs/redoc.standalone.js = %d %s (%d bytes)", js.Status, js.Header.Get("Content-Type"), len(js.Body))
+	}
+	req, _ := http.NewRequest("GET", h.URL+"/docs", nil)
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 301 || resp.Header.Get("Location") != "/docs/" {
+		t.Errorf("GET /docs = %d Location %q, want 301 to /docs/", resp.StatusCode, resp.Header.Get("Location"))
 	}
 }

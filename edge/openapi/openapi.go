@@ -1,7 +1,8 @@
 // Package openapi holds the gateway's HTTP contract: openapi.yaml, an OpenAPI 3.1 document of
 // every public route of the five products, the asset and embed hosts, the admin API
 // (/admin/v1) and the probes, kept beside the code as its one source of truth. The server
-// serves it as JSON at GET /openapi.json (no key, on the main host). Tests keep it true:
+// serves it as JSON at GET /openapi.json (no key, on the main host) and a browsable reference
+// of it at GET /docs/ (Redoc's standalone bundle, embedded: reference.go). Tests keep it true:
 // edge/cmd/gatehouse walks the assembled server's routes against it, and edge/edgetest
 // validates every response the e2e tests receive against it (docs/api.md).
 package openapi

@@ -13,7 +13,9 @@ import (
 
 // undocumented are the registered routes the OpenAPI document leaves out on purpose, with why.
 var undocumented = map[string]string{
-	"GET /dashboard/*": "the dashboard's browser app (HTML, JS, CSS), not an API",
+	"GET /dashboard/*":              "the dashboard's browser app (HTML, JS, CSS), not an API",
+	"GET /docs":                     "the reference page of this document (HTML), not an API",
+	"GET /docs/redoc.standalone.js": "the reference page's script",
 }
 
 // fiberParam is a fiber path parameter (":id"); the document writes it "{id}".
