@@ -10,6 +10,6 @@ bench-files: build ## files: ~5 MB PNG PUTs, 16 concurrent (MB/s, server peak RS
 	$(GO) run ./products/files/loadtest -bin $(BIN) -uploads 96 -c 16 -cdn-c 32 -cdn-duration 10s
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./products/files/
 
-test-files-fuzz: ## files: fuzz the SVG checker, the upload-URL verifier and filename cleaning for 10s each
-	for f in FuzzCheckSVG FuzzSignerVerify FuzzSafeFilename; do \
+test-files-fuzz: ## files: fuzz the SVG checker, the upload-URL verifier, filename cleaning and the variants (decode and resize, EXIF orientation, signed segments) for 10s each
+	for f in FuzzCheckSVG FuzzSignerVerify FuzzSafeFilename FuzzVariant FuzzOrientation FuzzVariantSegment; do \
 	  $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FILES_FUZZTIME:-10s} ./products/files/ || exit 1; done

@@ -174,6 +174,12 @@ type Files struct {
 	// system): serve refuses storage.backend postgres with local blobs without it.
 	LocalShared bool `json:"local_shared"`
 	S3          S3   `json:"s3"`
+	// VariantMaxPixels is the largest source (width x height, read from its header) an image
+	// variant is made of; a larger one answers 422 VARIANT_TOO_LARGE (decisions.md 9.3).
+	VariantMaxPixels int `json:"variant_max_pixels"`
+	// VariantMemoryMB bounds the decoded pixels of the variant builds running at once, all
+	// projects together; a build that does not fit waits, then answers 503.
+	VariantMemoryMB int `json:"variant_memory_mb"`
 }
 
 // S3 configures the S3-compatible blob backend.
@@ -228,7 +234,7 @@ func Default() Config {
 		ReadTimeout:     Duration(30 * time.Second),
 		Storage:         Storage{Backend: BackendBadger, SyncWrites: true},
 		Email:           Email{Transport: "outbox", Concurrency: 4, SMTP: SMTP{Port: 587, TLS: "starttls"}},
-		Files:           Files{Backend: "local", S3: S3{Region: "us-east-1", UseSSL: true}},
+		Files:           Files{Backend: "local", S3: S3{Region: "us-east-1", UseSSL: true}, VariantMaxPixels: 40_000_000, VariantMemoryMB: 256},
 		Captcha: Captcha{
 			Turnstile: Provider{VerifyURL: "https://challenges.cloudflare.com/turnstile/v0/siteverify"},
 			HCaptcha:  Provider{VerifyURL: "https://api.hcaptcha.com/siteverify"},
@@ -416,6 +422,9 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateStorage()...)
 	if c.Files.Backend != "local" && c.Files.Backend != "s3" {
 		errs = append(errs, fmt.Errorf("files.backend must be local or s3, not %q", c.Files.Backend))
+	}
+	if c.Files.VariantMaxPixels <= 0 || c.Files.VariantMemoryMB <= 0 {
+		errs = append(errs, errors.New("files.variant_max_pixels and files.variant_memory_mb must be positive"))
 	}
 	for _, k := range []struct {
 		name string

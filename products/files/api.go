@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
@@ -14,6 +15,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gatehouse-dev/gatehouse/edge/strictjson"
@@ -59,6 +61,7 @@ func (a *API) Mount(r fiber.Router) {
 	a.auth.Handle(r, http.MethodGet, "/check-duplicate", public, a.duplicate)
 	a.auth.Handle(r, http.MethodGet, "/assets", public, a.list)
 	a.auth.Handle(r, http.MethodGet, "/assets/:id", public, a.get)
+	a.auth.Handle(r, http.MethodPost, "/assets/:id/variant-url", secret, httpx.BodyLimit(64<<10), a.variantURL)
 	r.Put("/upload/:id", a.put)
 	r.Options("/upload/:id", func(c *fiber.Ctx) error {
 		if !strings.HasPrefix(c.Params("id"), IDPrefix) {
@@ -239,30 +242,92 @@ func (a *API) put(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"id": asset.ID, "status": asset.Status})
 }
 
-// Mount registers GET and HEAD /<org>/originals/<asset_id>/<filename>.
+// variantURL answers POST /assets/{id}/variant-url with {width, height, fit, format, quality}:
+// {"url"} of the signed ad-hoc variant.
+func (a *API) variantURL(c *fiber.Ctx) error {
+	m, err := fields(c)
+	if err != nil {
+		return err
+	}
+	var o VariantOptions
+	var probs []apierr.FieldProblem
+	var w, h, q int
+	if decodeField(m, "width", &w, "an integer", &probs) {
+		o.Width = &w
+	}
+	if decodeField(m, "height", &h, "an integer", &probs) {
+		o.Height = &h
+	}
+	if decodeField(m, "quality", &q, "an integer", &probs) {
+		o.Quality = &q
+	}
+	decodeField(m, "fit", &o.Fit, "a string", &probs)
+	decodeField(m, "format", &o.Format, "a string", &probs)
+	for k := range m {
+		switch k {
+		case "width", "height", "quality", "fit", "format":
+		default:
+			probs = append(probs, apierr.FieldProblem{Field: k, Problem: "is not a variant option (width, height, fit, format, quality)"})
+		}
+	}
+	if len(probs) > 0 {
+		return apierr.Validation(probs...)
+	}
+	u, err := a.svc.VariantURL(c.UserContext(), scopeOf(c), utils.CopyString(c.Params("id")), o)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"url": u})
+}
+
+// Mount registers GET and HEAD /<org>/originals/<asset_id>/<filename> and the variants,
+// /<org>/<variant>/<asset_id>/<filename>.
 func (h *Host) Mount(r fiber.Router) {
 	r.Get("/:org/originals/:id/:name", h.serve)
+	r.Get("/:org/:variant/:id/:name", h.serveVariant)
 }
 
 // serve answers an asset's bytes with the headers of decisions.md: ETag, immutable caching,
 // single byte ranges, nosniff, the stored type; SVGs with a CSP that blocks script.
 func (h *Host) serve(c *fiber.Ctx) error {
-	// The id is kept as a cache key: copied out of fiber's reused request memory.
-	a, obj, err := h.svc.OpenPublic(c.UserContext(), c.Params("org"), utils.CopyString(c.Params("id")), c.Params("name"))
+	a, obj, err := h.svc.OpenPublic(c.UserContext(), c.Params("org"), c.Params("id"), c.Params("name"))
 	if err != nil {
 		return err
 	}
+	return send(c, obj, a.MimeType, `"`+a.SHA256+`"`, a.CreatedAt)
+}
+
+// serveVariant answers a variant's bytes, made on the first request, with the headers of an
+// original (decisions.md 9.3); format auto adds Vary: Accept. An SVG asset answers its original.
+func (h *Host) serveVariant(c *fiber.Ctx) error {
+	v, err := h.svc.OpenVariant(c.UserContext(), VariantRequest{
+		Org: c.Params("org"), Segment: utils.CopyString(c.Params("variant")), ID: c.Params("id"),
+		Name: c.Params("name"), Accept: utils.CopyString(c.Get(fiber.HeaderAccept)),
+	})
+	if err != nil {
+		return err
+	}
+	if v.Built == nil {
+		return send(c, v.Object, v.Asset.MimeType, `"`+v.Asset.SHA256+`"`, v.Asset.CreatedAt)
+	}
+	if v.Vary {
+		c.Set(fiber.HeaderVary, fiber.HeaderAccept)
+	}
+	return send(c, v.Object, v.Built.MimeType, `"`+v.Built.SHA256+`"`, v.Built.CreatedAt)
+}
+
+// send answers obj (which it closes) as an immutable asset of type mime.
+func send(c *fiber.Ctx, obj blob.Object, mime, etag string, modified time.Time) error {
 	size := obj.Size()
-	etag := `"` + a.SHA256 + `"`
-	c.Set(fiber.HeaderContentType, a.MimeType)
+	c.Set(fiber.HeaderContentType, mime)
 	c.Set(fiber.HeaderETag, etag)
 	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	c.Set(fiber.HeaderAcceptRanges, "bytes")
 	c.Set(fiber.HeaderAccessControlAllowOrigin, "*")
 	c.Set("Cross-Origin-Resource-Policy", "cross-origin")
-	c.Set(fiber.HeaderLastModified, a.CreatedAt.UTC().Format(http.TimeFormat))
-	if a.MimeType == "image/svg+xml" {
+	c.Set(fiber.HeaderLastModified, modified.UTC().Format(http.TimeFormat))
+	if mime == "image/svg+xml" {
 		c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox")
 	}
 	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && etagMatch(inm, etag) {

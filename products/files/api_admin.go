@@ -13,7 +13,8 @@ import (
 
 // MountAdmin adds the dashboard's asset routes (pending and private assets included):
 // GET /admin/v1/assets?org=&project=&limit=&cursor=&mimeCategory=, GET /admin/v1/assets/:id,
-// PATCH (title, alt, tags) and DELETE (the bytes go too) of one asset. A member's session sees
+// PATCH (title, alt, tags) and DELETE (the bytes and variants go too) of one asset; the GET of
+// one asset lists the variants made of it. A member's session sees
 // only its own org's assets; another org's answer 404 ASSET_NOT_FOUND.
 func (a *API) MountAdmin(r fiber.Router) {
 	r.Get("/assets", a.adminList)
@@ -45,12 +46,20 @@ func (a *API) adminAsset(c *fiber.Ctx) (*Asset, error) {
 	return asset, nil
 }
 
+// adminGet answers the stored record with the variants made of it (decisions.md 9.3).
 func (a *API) adminGet(c *fiber.Ctx) error {
 	asset, err := a.adminAsset(c)
 	if err != nil {
 		return err
 	}
-	return c.JSON(asset)
+	built, err := a.svc.Variants(c.UserContext(), asset.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(struct {
+		*Asset
+		Variants []Built `json:"variants"`
+	}{asset, built})
 }
 
 // visibleTo returns the org check of the admin caller of c for the service.

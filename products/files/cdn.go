@@ -12,10 +12,24 @@ import (
 
 // OpenPublic finds the completed public asset served at {asset_host}/<org>/originals/<id>/<name>
 // and opens its object. Anything else (pending, private, another org, another name) is
-// ErrAssetNotFound. Completed assets never change, so they are cached by id; a deletion drops
-// its entry, and on a shared store (another node may delete) a cached asset is checked to
-// still exist, one key read.
+// ErrAssetNotFound.
 func (s *Service) OpenPublic(ctx context.Context, org, id, name string) (*Asset, blob.Object, error) {
+	a, err := s.publicAsset(ctx, org, id, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	obj, err := s.openBlob(ctx, a.StorageKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, obj, nil
+}
+
+// publicAsset finds the completed public asset whose original is <org>/originals/<id>/<name>.
+// Completed assets never change, so they are cached by id; a deletion drops its entry, and on
+// a shared store (another node may delete) a cached asset is checked to still exist, one key
+// read.
+func (s *Service) publicAsset(ctx context.Context, org, id, name string) (*Asset, error) {
 	a, ok := s.hot.Get(id)
 	if ok && s.o.Shared {
 		err := s.o.DB.View(ctx, func(txn *store.Txn) error {
@@ -24,11 +38,11 @@ func (s *Service) OpenPublic(ctx context.Context, org, id, name string) (*Asset,
 			return err
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if !ok {
 			s.hot.Remove(id)
-			return nil, nil, ErrAssetNotFound
+			return nil, ErrAssetNotFound
 		}
 	}
 	if !ok {
@@ -38,23 +52,25 @@ func (s *Service) OpenPublic(ctx context.Context, org, id, name string) (*Asset,
 			return err
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if a.Status == StatusCompleted {
-			s.hot.Add(id, a)
+			s.hot.Add(strings.Clone(id), a)
 		}
 	}
 	if a.Status != StatusCompleted || !a.Public || a.StorageKey != org+"/originals/"+id+"/"+name {
-		return nil, nil, ErrAssetNotFound
+		return nil, ErrAssetNotFound
 	}
-	obj, err := s.o.Blobs.Open(ctx, a.StorageKey)
+	return a, nil
+}
+
+// openBlob opens the object at key; a missing one is ErrAssetNotFound.
+func (s *Service) openBlob(ctx context.Context, key string) (blob.Object, error) {
+	obj, err := s.o.Blobs.Open(ctx, key)
 	if errors.Is(err, blob.ErrNotFound) {
-		return nil, nil, ErrAssetNotFound
+		return nil, ErrAssetNotFound
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return a, obj, nil
+	return obj, err
 }
 
 // ParseRange reads a Range header against an object of size bytes. It answers the first byte

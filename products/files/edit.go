@@ -2,6 +2,7 @@ package files
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"unicode/utf8"
@@ -109,27 +110,51 @@ func visibleAsset(txn *store.Txn, id string, visible func(org string) bool) (*As
 	return a, nil
 }
 
-// DeleteAsset removes an asset, its indexes and its bytes: its public URL answers 404 at once
-// (the record goes first, so the asset host stops finding it before the bytes go). visible as
-// for EditAsset.
+// DeleteAsset removes an asset, its indexes, its bytes and its variants: its public URLs answer
+// 404 at once (the records go first, so the asset host stops finding it before the bytes go).
+// visible as for EditAsset.
 func (s *Service) DeleteAsset(ctx context.Context, id string, visible func(org string) bool) error {
 	var gone *Asset
+	var variants []Built
 	err := s.o.DB.Update(ctx, func(txn *store.Txn) error {
 		a, err := visibleAsset(txn, id, visible)
 		if err != nil {
 			return err
 		}
 		gone = a
+		err = txn.Iterate(store.IterOptions{Prefix: builtPrefix(id)}, func(_, v []byte) (bool, error) {
+			var b Built
+			if err := json.Unmarshal(v, &b); err != nil {
+				return false, err
+			}
+			variants = append(variants, b)
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, b := range variants {
+			if err := txn.Delete(builtKey(id, b.Key)); err != nil {
+				return err
+			}
+		}
 		return deleteAsset(txn, a)
 	})
 	if err != nil {
 		return err
 	}
 	s.hot.Remove(id)
-	if err := s.o.Blobs.Delete(ctx, gone.StorageKey); err != nil && !errors.Is(err, blob.ErrNotFound) {
-		// The asset is gone for every reader; the bytes are an orphan to log, not a failure
-		// the caller could fix by retrying (the id no longer exists).
-		s.log.Warn("files: deleting an asset's bytes", "asset", id, "err", err)
+	keys := []string{gone.StorageKey}
+	for _, b := range variants {
+		s.builtHot.Remove(id + "/" + b.Key)
+		keys = append(keys, b.BlobKey)
+	}
+	for _, k := range keys {
+		if err := s.o.Blobs.Delete(ctx, k); err != nil && !errors.Is(err, blob.ErrNotFound) {
+			// The asset is gone for every reader; the bytes are an orphan to log, not a
+			// failure the caller could fix by retrying (the id no longer exists).
+			s.log.Warn("files: deleting an asset's bytes", "asset", id, "key", k, "err", err)
+		}
 	}
 	return nil
 }

@@ -33,3 +33,19 @@ func mismatch(msg string) error {
 func unsafeSVG(msg string) error {
 	return apierr.New(ErrUnsafeSVG.Status, ErrUnsafeSVG.Code, "unsafe SVG: "+msg, nil)
 }
+
+// API errors of image variants (decisions.md 9.3).
+var (
+	// ErrVariantNotFound is a variant name the asset's project does not define.
+	ErrVariantNotFound = apierr.New(404, apierr.CodeNotFound, "no variant of that name in the asset's project", nil)
+	// ErrVariantNotSigned is an ad-hoc variant URL without a valid signature.
+	ErrVariantNotSigned = apierr.New(403, "VARIANT_NOT_SIGNED", "the ad-hoc variant URL is not signed, or its signature is wrong", nil)
+	// ErrVariantTooLarge is a source image over files.variant_max_pixels (or one whose build
+	// could never fit in files.variant_memory_mb).
+	ErrVariantTooLarge = apierr.New(422, "VARIANT_TOO_LARGE", "the image has too many pixels to make variants of", nil)
+	// ErrVariantBusy is a build refused by the build pool: its project's queue is full or the
+	// memory budget stayed taken while it waited.
+	ErrVariantBusy = apierr.New(503, "VARIANT_BUSY", "variant builds are busy; try again shortly", nil).WithHeader("Retry-After", "2")
+	// ErrVariantSource is an original that cannot be decoded (truncated, malformed).
+	ErrVariantSource = apierr.New(422, "VARIANT_UNREADABLE", "the original image cannot be decoded", nil)
+)

@@ -29,6 +29,11 @@ orgs:
       - {name: org-files, value: pk_live_acme_files_org, products: [files]}
     projects:
       - id: demo
+        files:
+          variants:
+            - {name: thumb, width: 64, height: 64, fit: cover, format: auto, quality: 75}
+            - {name: wide, width: 120}
+            - {name: box, width: 100, height: 50, fit: contain, format: png}
         keys:
           - {name: web, value: pk_live_demo_web, products: [forms, files, records, membership]}
           - {name: server, value: sk_live_demo_server, products: [email, files, records]}
@@ -67,6 +72,11 @@ func startWith(t testing.TB, edit func(*config.Config), newBlobs func(t testing.
 // startOn starts the gateway on dir (a fresh folder when empty) with a blob store from
 // newBlobs (a local folder under the data folder when nil).
 func startOn(t testing.TB, dir string, edit func(*config.Config), newBlobs func(t testing.TB, dir string) blob.Store) *env {
+	return startService(t, dir, edit, newBlobs, nil)
+}
+
+// startService is startOn that also edits the service's options (opts may be nil).
+func startService(t testing.TB, dir string, edit func(*config.Config), newBlobs func(t testing.TB, dir string) blob.Store, opts func(*files.Options)) *env {
 	e := &env{clock: edgetest.NewClock(time.Now().UTC())}
 	e.Harness = edgetest.New(t, edgetest.Options{
 		Tenants: tenants,
@@ -87,18 +97,34 @@ func startOn(t testing.TB, dir string, edit func(*config.Config), newBlobs func(
 			} else if blobs, err = blob.NewLocal(d.Dir + "/blobs"); err != nil {
 				t.Fatal(err)
 			}
-			e.svc, err = files.NewService(files.Options{
-				DB: d.DB, Blobs: blobs, Signer: signer,
+			o := files.Options{
+				DB: d.DB, Blobs: blobs, Signer: signer, VariantSigner: variantSigner(t),
 				FilesBase: d.Config.BaseURL("files"), AssetBase: d.Config.AssetBaseURL(), Now: e.clock.Now, Log: d.Log, Registerer: d.Registry,
-				Shared: d.DB.Backend() == store.BackendPostgres,
-			})
+				Shared:           d.DB.Backend() == store.BackendPostgres,
+				VariantMaxPixels: d.Config.Files.VariantMaxPixels, VariantMemoryMB: d.Config.Files.VariantMemoryMB,
+			}
+			if opts != nil {
+				opts(&o)
+			}
+			e.svc, err = files.NewService(o)
 			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Tenancy.Add(e.svc); err != nil {
 				t.Fatal(err)
 			}
 			return []edge.Product{files.NewAPI(e.svc, d.Auth, cur), files.NewHost(e.svc)}
 		},
 	})
 	return e
+}
+
+func variantSigner(t testing.TB) *files.VariantSigner {
+	s, err := files.NewVariantSigner([]byte("variant-key-0123456789abcdef0123"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func pngBytes(t testing.TB, w, h int) []byte {

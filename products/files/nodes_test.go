@@ -29,7 +29,7 @@ func TestAssetDeletedOnAnotherNode(t *testing.T) {
 	})
 	id := e.upload(t, secret, "a.png", "image/png", pngBytes(t, 4, 4))
 	signer, _ := files.NewSigner([]byte("0123456789abcdef0123456789abcdef"))
-	other, err := files.NewService(files.Options{DB: e.DB, Blobs: local, Signer: signer, Shared: true})
+	other, err := files.NewService(files.Options{DB: e.DB, Blobs: local, Signer: signer, VariantSigner: variantSigner(t), Shared: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,16 +9,20 @@ import (
 	"hash"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/products/files/codec"
 )
 
 // Options are the Service's dependencies.
@@ -40,6 +44,20 @@ type Options struct {
 	// Shared says other gateway nodes write the same store (a shared database): a cached
 	// asset is then checked to still exist before it is served (another node may delete it).
 	Shared bool
+	// VariantSigner signs and checks ad-hoc variant URLs (required).
+	VariantSigner *VariantSigner
+	// VariantMaxPixels is the largest source a variant is made of (40 MP when <= 0).
+	VariantMaxPixels int
+	// VariantMemoryMB bounds the builds running at once (256 MB when <= 0).
+	VariantMemoryMB int
+	// VariantSlots is how many builds run at once (GOMAXPROCS, at most 4, when <= 0).
+	VariantSlots int
+	// VariantQueue is how many builds of one project may wait (8 when <= 0).
+	VariantQueue int
+	// VariantWait is how long a build waits for a slot before 503 (10 s when <= 0).
+	VariantWait time.Duration
+	// Encoder writes variants (codec.Codecs, WebP and AVIF in WebAssembly, when nil).
+	Encoder Encoder
 }
 
 // Service holds the rules of the File-asset product.
@@ -50,12 +68,36 @@ type Service struct {
 	hot  *lru.Cache[string, *Asset] // completed public assets for the asset host
 	base string
 	m    *metrics
+
+	variants *tenancy.Cache[*NamedVariant] // named variants by project and name
+	builtHot *lru.Cache[string, *Built]    // made variants by "<asset id>/<key>"
+	flight   singleflight.Group            // one build per variant at a time
+	pool     *buildPool
+	enc      Encoder
 }
 
 // NewService returns a Service; DB, Blobs and Signer are required. It starts nothing.
 func NewService(o Options) (*Service, error) {
-	if o.DB == nil || o.Blobs == nil || o.Signer == nil {
-		return nil, errors.New("files: DB, Blobs and Signer are required")
+	if o.DB == nil || o.Blobs == nil || o.Signer == nil || o.VariantSigner == nil {
+		return nil, errors.New("files: DB, Blobs, Signer and VariantSigner are required")
+	}
+	if o.VariantMaxPixels <= 0 {
+		o.VariantMaxPixels = 40_000_000
+	}
+	if o.VariantMemoryMB <= 0 {
+		o.VariantMemoryMB = 256
+	}
+	if o.VariantSlots <= 0 {
+		o.VariantSlots = min(runtime.GOMAXPROCS(0), 4)
+	}
+	if o.VariantQueue <= 0 {
+		o.VariantQueue = 8
+	}
+	if o.VariantWait <= 0 {
+		o.VariantWait = 10 * time.Second
+	}
+	if o.Encoder == nil {
+		o.Encoder = codec.Codecs{}
 	}
 	s := &Service{o: o, now: o.Now, log: o.Log}
 	if s.now == nil {
@@ -66,7 +108,11 @@ func NewService(o Options) (*Service, error) {
 	}
 	s.hot, _ = lru.New[string, *Asset](4096)
 	s.base = strings.TrimRight(o.AssetBase, "/")
-	s.m = newMetrics(o.Registerer)
+	s.variants = tenancy.NewCache[*NamedVariant](4096, "variant", "project")
+	s.builtHot, _ = lru.New[string, *Built](8192)
+	s.pool = newBuildPool(o.VariantSlots, o.VariantQueue, int64(o.VariantMemoryMB)<<20, o.VariantWait)
+	s.enc = o.Encoder
+	s.m = newMetrics(o.Registerer, s.pool)
 	return s, nil
 }
 

@@ -16,6 +16,8 @@ import (
 //	files/p/<org>/<project>/<assetID>    project listing index
 //	files/h/<org>/<sha256>/<assetID>     completed assets by content hash
 //	files/s/<unix-millis>/<assetID>      sweep queue: pending assets and their deadline
+//	files/v/<project>/<name>             a named variant of the tenants document (section.go)
+//	files/b/<assetID>/<key>              a variant made of the asset (variant_build.go)
 const prefix = "files"
 
 func assetKey(id string) []byte { return store.Key(prefix, "a", id) }

@@ -10,7 +10,8 @@ import (
 )
 
 // addFiles wires the File-asset product: the API at {public_url}/files, the asset host at
-// {public_url}/cdn (and asset_host), and the sweeper of expired pending uploads.
+// {public_url}/cdn (and asset_host) with the image variants the tenants document names, and the
+// sweeper of expired pending uploads.
 func (a *assembly) addFiles(ctx context.Context, d *deps) error {
 	key, err := d.tenancy.Secret(ctx, "upload-url-key", 32)
 	if err != nil {
@@ -20,12 +21,24 @@ func (a *assembly) addFiles(ctx context.Context, d *deps) error {
 	if err != nil {
 		return err
 	}
+	vkey, err := d.tenancy.Secret(ctx, "variant-url-key", 32)
+	if err != nil {
+		return err
+	}
+	vsigner, err := files.NewVariantSigner(vkey)
+	if err != nil {
+		return err
+	}
 	svc, err := files.NewService(files.Options{
-		DB: d.db, Blobs: d.blobs, Signer: signer,
+		DB: d.db, Blobs: d.blobs, Signer: signer, VariantSigner: vsigner,
+		VariantMaxPixels: d.cfg.Files.VariantMaxPixels, VariantMemoryMB: d.cfg.Files.VariantMemoryMB,
 		FilesBase: d.cfg.BaseURL("files"), AssetBase: d.cfg.AssetBaseURL(), Log: d.log.With("product", "files"), Registerer: d.reg,
 		Events: fileEvents{hooks: d.hooks}, Shared: d.db.Backend() == store.BackendPostgres,
 	})
 	if err != nil {
+		return err
+	}
+	if err := d.tenancy.Add(svc); err != nil {
 		return err
 	}
 	a.products = append(a.products, files.NewAPI(svc, d.auth, d.cursors), files.NewHost(svc))

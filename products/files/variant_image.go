@@ -1,0 +1,242 @@
+package files
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"io"
+
+	xdraw "golang.org/x/image/draw"
+	"golang.org/x/image/webp"
+)
+
+// Encoder writes a variant's pixels in one output format (jpeg, png, webp, avif) at a quality
+// of 1-100. products/files/codec implements it; the interface keeps the engine replaceable.
+type Encoder interface {
+	Encode(w io.Writer, m *image.NRGBA, format string, quality int) error
+}
+
+// layout is where a variant's pixels come from and go, in display orientation: the crop of the
+// source, the size it is scaled to, and where that lands on the output canvas.
+type layout struct {
+	crop           image.Rectangle // in the displayed source
+	scaleW, scaleH int             // the scaled crop
+	canvas         image.Point     // the output's size
+	at             image.Point     // the scaled crop's top left on the canvas
+}
+
+// plan lays spec out for a displayed source of sw x sh pixels. A variant is never enlarged:
+// inside keeps the source's size when it fits; contain pads a smaller source to the box;
+// cover crops the source to the box's aspect ratio at most at the source's scale.
+func plan(sw, sh int, s Spec) layout {
+	fw, fh := float64(sw), float64(sh)
+	full := image.Rect(0, 0, sw, sh)
+	fitIn := func(scale float64) (int, int) {
+		scale = min(scale, 1)
+		return max(1, int(fw*scale+0.5)), max(1, int(fh*scale+0.5))
+	}
+	switch {
+	case s.Height == 0:
+		w, h := fitIn(float64(s.Width) / fw)
+		return layout{crop: full, scaleW: w, scaleH: h, canvas: image.Pt(w, h)}
+	case s.Width == 0:
+		w, h := fitIn(float64(s.Height) / fh)
+		return layout{crop: full, scaleW: w, scaleH: h, canvas: image.Pt(w, h)}
+	}
+	bw, bh := float64(s.Width), float64(s.Height)
+	switch s.Fit {
+	case "cover":
+		scale := max(bw/fw, bh/fh)
+		if scale >= 1 { // the source is not larger than the box on one side: crop at scale 1
+			w, h := min(sw, s.Width), min(sh, s.Height)
+			c := image.Rect((sw-w)/2, (sh-h)/2, (sw-w)/2+w, (sh-h)/2+h)
+			return layout{crop: c, scaleW: w, scaleH: h, canvas: image.Pt(w, h)}
+		}
+		cw, ch := min(sw, max(1, int(bw/scale+0.5))), min(sh, max(1, int(bh/scale+0.5)))
+		c := image.Rect((sw-cw)/2, (sh-ch)/2, (sw-cw)/2+cw, (sh-ch)/2+ch)
+		return layout{crop: c, scaleW: s.Width, scaleH: s.Height, canvas: image.Pt(s.Width, s.Height)}
+	case "contain":
+		w, h := fitIn(min(bw/fw, bh/fh))
+		w, h = min(w, s.Width), min(h, s.Height)
+		return layout{crop: full, scaleW: w, scaleH: h, canvas: image.Pt(s.Width, s.Height), at: image.Pt((s.Width-w)/2, (s.Height-h)/2)}
+	default: // inside
+		w, h := fitIn(min(bw/fw, bh/fh))
+		w, h = min(w, s.Width), min(h, s.Height)
+		return layout{crop: full, scaleW: w, scaleH: h, canvas: image.Pt(w, h)}
+	}
+}
+
+// buildCost estimates the bytes a build holds at once: the original's bytes, the decoded source
+// at 4 bytes a pixel, and the output at 4 bytes a pixel three times (scaled, converted for
+// the encoder, the encoder's own copy).
+func buildCost(fileSize int64, sw, sh int, s Spec) int64 {
+	l := plan(sw, sh, s)
+	return fileSize + int64(sw)*int64(sh)*4 + int64(l.canvas.X)*int64(l.canvas.Y)*4*3
+}
+
+// errUnreadable wraps every failure to decode an original.
+var errUnreadable = errors.New("files: the original cannot be decoded")
+
+// decodeSource decodes the original's bytes of type mime (PNG, JPEG, GIF: its first frame,
+// WebP) after checking the header's dimensions against maxPixels (ErrVariantTooLarge).
+func decodeSource(data []byte, mime string, maxPixels int) (image.Image, error) {
+	var cfg image.Config
+	var err error
+	var decode func(io.Reader) (image.Image, error)
+	switch mime {
+	case "image/jpeg":
+		cfg, err = jpeg.DecodeConfig(bytes.NewReader(data))
+		decode = jpeg.Decode
+	case "image/png":
+		cfg, err = png.DecodeConfig(bytes.NewReader(data))
+		decode = png.Decode
+	case "image/gif":
+		cfg, err = gif.DecodeConfig(bytes.NewReader(data))
+		decode = gif.Decode
+	case "image/webp":
+		cfg, err = webp.DecodeConfig(bytes.NewReader(data))
+		decode = webp.Decode
+	default:
+		return nil, fmt.Errorf("%w: no raster decoder for %s", errUnreadable, mime)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUnreadable, err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return nil, fmt.Errorf("%w: no pixels", errUnreadable)
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > int64(maxPixels) {
+		return nil, ErrVariantTooLarge
+	}
+	img, err := decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUnreadable, err)
+	}
+	canvas := image.Rect(0, 0, cfg.Width, cfg.Height)
+	if img.Bounds() != canvas {
+		// A GIF's first frame may cover only part of its logical screen.
+		if !img.Bounds().In(canvas) {
+			return nil, fmt.Errorf("%w: the frame lies outside the image", errUnreadable)
+		}
+		full := image.NewNRGBA(canvas)
+		xdraw.Draw(full, img.Bounds(), img, img.Bounds().Min, xdraw.Src)
+		img = full
+	}
+	return img, nil
+}
+
+// render makes the variant's pixels of a decoded source with EXIF orientation o: the crop is
+// scaled with a Catmull-Rom filter in stored orientation, then turned upright (cheap on the
+// small image), then placed on the canvas (transparent padding).
+func render(src image.Image, o int, s Spec) *image.NRGBA {
+	b := src.Bounds()
+	sw, sh := b.Dx(), b.Dy()
+	if o >= 5 { // displayed sideways
+		sw, sh = sh, sw
+	}
+	l := plan(sw, sh, s)
+	stored := storedRect(o, b.Dx(), b.Dy(), l.crop).Add(b.Min)
+	tw, th := l.scaleW, l.scaleH
+	if o >= 5 {
+		tw, th = th, tw
+	}
+	scaled := image.NewRGBA(image.Rect(0, 0, tw, th))
+	if stored.Dx() == tw && stored.Dy() == th {
+		xdraw.Copy(scaled, image.Point{}, src, stored, xdraw.Src, nil)
+	} else {
+		xdraw.CatmullRom.Scale(scaled, scaled.Bounds(), src, stored, xdraw.Src, nil)
+	}
+	up := orient(scaled, o)
+	out := image.NewNRGBA(image.Rectangle{Max: l.canvas})
+	xdraw.Draw(out, up.Bounds().Add(l.at), up, image.Point{}, xdraw.Src)
+	return out
+}
+
+// storedRect maps a rectangle of the displayed image to the stored pixels (w x h stored) under
+// EXIF orientation o.
+func storedRect(o, w, h int, r image.Rectangle) image.Rectangle {
+	p := func(dx, dy int) image.Point {
+		switch o {
+		case 2:
+			return image.Pt(w-1-dx, dy)
+		case 3:
+			return image.Pt(w-1-dx, h-1-dy)
+		case 4:
+			return image.Pt(dx, h-1-dy)
+		case 5:
+			return image.Pt(dy, dx)
+		case 6:
+			return image.Pt(dy, h-1-dx)
+		case 7:
+			return image.Pt(w-1-dy, h-1-dx)
+		case 8:
+			return image.Pt(w-1-dy, dx)
+		}
+		return image.Pt(dx, dy)
+	}
+	a, c := p(r.Min.X, r.Min.Y), p(r.Max.X-1, r.Max.Y-1)
+	return image.Rect(min(a.X, c.X), min(a.Y, c.Y), max(a.X, c.X)+1, max(a.Y, c.Y)+1)
+}
+
+// orient turns stored pixels upright for EXIF orientation o.
+func orient(m *image.RGBA, o int) *image.RGBA {
+	if o < 2 || o > 8 {
+		return m
+	}
+	w, h := m.Bounds().Dx(), m.Bounds().Dy()
+	dw, dh := w, h
+	if o >= 5 {
+		dw, dh = h, w
+	}
+	out := image.NewRGBA(image.Rect(0, 0, dw, dh))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			var dx, dy int
+			switch o {
+			case 2:
+				dx, dy = w-1-x, y
+			case 3:
+				dx, dy = w-1-x, h-1-y
+			case 4:
+				dx, dy = x, h-1-y
+			case 5:
+				dx, dy = y, x
+			case 6:
+				dx, dy = h-1-y, x
+			case 7:
+				dx, dy = h-1-y, w-1-x
+			case 8:
+				dx, dy = y, w-1-x
+			}
+			si, di := m.PixOffset(x, y), out.PixOffset(dx, dy)
+			copy(out.Pix[di:di+4], m.Pix[si:si+4])
+		}
+	}
+	return out
+}
+
+// makeVariant decodes an original and encodes its variant in format (jpeg, png, webp, avif,
+// or "" for JPEG, PNG when the result has transparency). It answers the bytes and the format
+// written.
+func makeVariant(data []byte, mime string, s Spec, format string, maxPixels int, enc Encoder) ([]byte, string, image.Point, error) {
+	src, err := decodeSource(data, mime, maxPixels)
+	if err != nil {
+		return nil, "", image.Point{}, err
+	}
+	out := render(src, Orientation(data, mime), s)
+	if format == "" {
+		format = "jpeg"
+		if !out.Opaque() {
+			format = "png"
+		}
+	}
+	var buf bytes.Buffer
+	if err := enc.Encode(&buf, out, format, s.Quality); err != nil {
+		return nil, "", image.Point{}, fmt.Errorf("files: encoding a %s variant: %w", format, err)
+	}
+	return buf.Bytes(), format, out.Bounds().Size(), nil
+}
