@@ -549,6 +549,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/projects/{project}/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A project's overview (the dashboard's first page)
+         * @description Counts of what is stored, composed from each product: records per collection, submissions (and by day), emails by status (and by day), assets and their bytes, plugin calls and errors. Daily figures cover the 14 days of `days` (UTC), today last.
+         */
+        get: operations["getProjectOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/projects/{project}/plugin-modules": {
         parameters: {
             query?: never;
@@ -2183,6 +2203,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2205,6 +2226,7 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2437,6 +2459,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProbeStatus"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     getReadiness: {
@@ -2457,6 +2480,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProbeStatus"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Not ready yet. */
             503: {
                 headers: {
@@ -2486,6 +2510,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     getOpenAPI: {
@@ -2506,6 +2531,7 @@ export interface operations {
                     "application/json": Record<string, unknown>;
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     applyTenants: {
@@ -2758,6 +2784,41 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ListEnvelope"] & {
                         items?: components["schemas"]["PluginStatus"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getProjectOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A project id. */
+                project: components["parameters"]["project"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        project: string;
+                        days: string[];
+                        records?: Record<string, unknown>;
+                        forms?: Record<string, unknown>;
+                        email?: Record<string, unknown>;
+                        files?: Record<string, unknown>;
+                        plugins?: Record<string, unknown>;
                     };
                 };
             };
