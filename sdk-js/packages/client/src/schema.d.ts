@@ -131,6 +131,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/files/assets/{id}/variant-url": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A signed URL of an ad-hoc image variant of the asset
+         * @description The options follow the named variants' rules (docs/files.md, "Image variants");
+         *     the URL is `{asset_host}/<org>/w<W>_h<H>_<fit>_<format>_q<Q>_s<signature>/<id>/<filename>`.
+         */
+        post: operations["signVariantURL"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cdn/{org}/{variant}/{id}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An image variant of an asset on the asset host
+         * @description Served on `{asset_host}/<org>/<variant>/<id>/<filename>`: `<variant>` is a variant
+         *     the asset's project names in the tenants document, or a signed ad-hoc segment from
+         *     POST /files/assets/{id}/variant-url. Made on the first request, then served like the
+         *     original (strong ETag, immutable caching, single byte ranges); format `auto` answers
+         *     by `Accept` with `Vary: Accept`. An SVG asset answers its original.
+         */
+        get: operations["getAssetVariant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cdn/{org}/originals/{id}/{name}": {
         parameters: {
             query?: never;
@@ -1678,7 +1723,8 @@ export interface components {
         /**
          * @description The caller may not do this. Codes: `FORBIDDEN` (key not scoped for the product or
          *     project, member of another org, operator-only route), `SECRET_KEY_REQUIRED`,
-         *     `CSRF_REQUIRED`, `FORM_PRIVATE`, `CAPTCHA_FAILED`, `UPLOAD_URL_INVALID`.
+         *     `CSRF_REQUIRED`, `FORM_PRIVATE`, `CAPTCHA_FAILED`, `UPLOAD_URL_INVALID`,
+         *     `VARIANT_NOT_SIGNED`.
          */
         Forbidden: {
             headers: {
@@ -1687,7 +1733,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {unknown} */
-                    error: "FORBIDDEN" | "SECRET_KEY_REQUIRED" | "CSRF_REQUIRED" | "FORM_PRIVATE" | "CAPTCHA_FAILED" | "UPLOAD_URL_INVALID";
+                    error: "FORBIDDEN" | "SECRET_KEY_REQUIRED" | "CSRF_REQUIRED" | "FORM_PRIVATE" | "CAPTCHA_FAILED" | "UPLOAD_URL_INVALID" | "VARIANT_NOT_SIGNED";
                 };
             };
         };
@@ -1746,7 +1792,8 @@ export interface components {
         };
         /**
          * @description A filter refused the request: `REJECTED_BY_PLUGIN`, `SEND_REJECTED`, or a code the
-         *     project's plugin chose.
+         *     project's plugin chose; an image variant cannot be made: `VARIANT_TOO_LARGE`,
+         *     `VARIANT_UNREADABLE`.
          */
         Unprocessable: {
             headers: {
@@ -1794,7 +1841,7 @@ export interface components {
             };
         };
         /**
-         * @description Try again later: `PLUGIN_FAILED`, `PLUGIN_BUSY` (with `Retry-After`),
+         * @description Try again later: `PLUGIN_FAILED`, `PLUGIN_BUSY` and `VARIANT_BUSY` (with `Retry-After`),
          *     `CAPTCHA_NOT_CONFIGURED`, `UNAVAILABLE` (shutting down), `STORAGE_UNAVAILABLE` (the blob store refused a file).
          */
         Unavailable: {
@@ -1804,7 +1851,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {unknown} */
-                    error: "PLUGIN_FAILED" | "PLUGIN_BUSY" | "CAPTCHA_NOT_CONFIGURED" | "UNAVAILABLE" | "STORAGE_UNAVAILABLE";
+                    error: "PLUGIN_FAILED" | "PLUGIN_BUSY" | "VARIANT_BUSY" | "CAPTCHA_NOT_CONFIGURED" | "UNAVAILABLE" | "STORAGE_UNAVAILABLE";
                 };
             };
         };
@@ -2061,6 +2108,112 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    signVariantURL: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    width?: number;
+                    height?: number;
+                    /**
+                     * @default inside
+                     * @enum {string}
+                     */
+                    fit?: "cover" | "contain" | "inside";
+                    /**
+                     * @default auto
+                     * @enum {string}
+                     */
+                    format?: "auto" | "webp" | "avif" | "jpeg" | "png";
+                    /** @default 80 */
+                    quality?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The signed URL. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        url: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAssetVariant: {
+        parameters: {
+            query?: never;
+            header?: {
+                Accept?: string;
+                Range?: string;
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description An organization slug. */
+                org: components["parameters"]["org"];
+                variant: string;
+                id: components["parameters"]["id"];
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The variant's bytes. */
+            200: {
+                headers: {
+                    ETag?: string;
+                    "Cache-Control"?: string;
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            /** @description One byte range of the variant. */
+            206: {
+                headers: {
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            304: components["responses"]["NotModified"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The range is not satisfiable. */
+            416: {
+                headers: {
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAssetBytes: {
