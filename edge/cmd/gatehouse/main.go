@@ -33,7 +33,7 @@ Usage:
   gatehouse keys create --org O [--project P] --products a,b --kind publishable|secret|test [--name N] [--server URL] [--token T]
   gatehouse keys revoke --org O [--project P] --name N [--server URL] [--token T]
   gatehouse users create --email E [--org O --role owner|member | --operator] [--server URL] [--token T | --data DIR] < password
-  gatehouse records import FILE --project P --collection C [--server URL] [--token T]
+  gatehouse records import FILE --project P --collection C [--skip N] [--batch N] [--server URL] [--token T]
   gatehouse plugins init DIR [--hook HOOK] [--module PATH]
   gatehouse plugins run MODULE --hook HOOK --input FILE [--config k=v]... [--allow-host H]... [--memory-mb N] [--timeout-ms N]
   gatehouse backup --to FILE [--config FILE] [--data DIR | --server URL [--token T]]
@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env []str
 	case "keys":
 		err = keysCmd(ctx, args[1:], stdout, env)
 	case "records":
-		err = recordsCmd(ctx, args[1:], stdout, env)
+		err = recordsCmd(ctx, args[1:], stdout, stderr, env)
 	case "users":
 		err = usersCmd(ctx, args[1:], os.Stdin, stdout, env)
 	case "plugins":
