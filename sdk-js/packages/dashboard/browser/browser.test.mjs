@@ -77,6 +77,23 @@ const page = await context.newPage();
 page.on('dialog', (d) => d.accept());
 const pageErrors = [];
 page.on('pageerror', (e) => pageErrors.push(String(e)));
+// Console errors (a failed request shows as one: the 401 of a session check, a 404 favicon).
+// Checks that provoke an error on purpose (a wrong password, a validation error) clear them.
+const consoleErrors = [];
+page.on('console', (m) => m.type() === 'error' && consoleErrors.push(`${m.text()} (${m.location()?.url ?? ''})`));
+/** The page's sideways overflow in CSS pixels (0 when nothing scrolls sideways). */
+const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+/** Clicks a link of the main navigation, through the menu when the viewport collapses it. */
+async function go(name) {
+  const menu = page.getByRole('button', { name: 'Menu' });
+  if (await menu.isVisible()) {
+    if ((await menu.getAttribute('aria-expanded')) !== 'true') await menu.click();
+  }
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+}
+// A Wasm module the plugin host runs: exports memory, gatehouse_abi_v1 and a forms.submit hook
+// that allows every submission (written byte by byte: the WAT example needs wat2wasm).
+const allowWasm = Buffer.from('0061736d010000000105016000017f03030200000503010001073103066d656d6f727902001067617465686f7573655f6162695f7631000011686f6f6b5f666f726d735f7375626d697400010a0b02040041000b040041000b', 'hex');
 const shot = (name) => page.screenshot({ path: join(out, `${name}.png`), fullPage: true });
 // A 1x1 PNG.
 const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f80f00000101000518d84e0000000049454e44ae426082', 'hex');
@@ -87,6 +104,15 @@ await check('served: /dashboard/ from the binary, gzip, and a deep link falls ba
     assert(r.status === 200, `GET ${path} = ${r.status}`);
     assert((r.headers.get('content-type') ?? '').includes(type), `GET ${path} content-type ${r.headers.get('content-type')}`);
   }
+});
+
+await check('a fresh page: no console error (no session check before a sign-in, a favicon served)', async () => {
+  await page.goto(`${gw}/dashboard/`);
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  await page.waitForLoadState('networkidle');
+  assert(!consoleErrors.length, `console errors on a fresh page: ${consoleErrors.join('; ')}`);
+  const icon = await fetch(`${gw}/dashboard/favicon.svg`);
+  assert(icon.status === 200 && (icon.headers.get('content-type') ?? '').includes('svg'), `favicon = ${icon.status}`);
 });
 
 await check('sign-in page: inputs labelled Email and Password, button Sign in, keyboard only', async () => {
@@ -112,20 +138,50 @@ await check('failed sign-in shows the API message', async () => {
   await shot('signin-failed');
 });
 
-const NAV = ['Keys', 'Email', 'Forms', 'Files', 'Records', 'Membership', 'Plugins', 'Webhooks'];
+const NAV = ['Overview', 'Projects', 'Keys', 'Email', 'Forms', 'Files', 'Records', 'Membership', 'Plugins', 'Webhooks'];
 const invitePassword = 'the invitee chose this';
 let invitee = null;
 
 if (!accounts) {
   for (const n of ['sign in', 'navigation', 'projects', 'keys', 'email', 'forms', 'pages']) skip(n, 'this binary has no dashboard accounts (gatehouse users)');
 } else {
-  await check('sign in as an owner: the navigation has the eight links', async () => {
+  // Seed data for the overview: two submissions and one email today.
+  for (let i = 0; i < 2; i++) {
+    await fetch(`${gw}/forms/forms/contact/submit`, { method: 'POST', headers: { 'X-API-Key': 'pk_live_dash_ui_web', 'Content-Type': 'application/json' }, body: JSON.stringify({ email: `seed${i}@dash-ui.test`, message: 'seeded for the overview' }) });
+  }
+  await fetch(`${gw}/email/notifications/send`, { method: 'POST', headers: { 'X-API-Key': 'sk_live_dash_ui_server', 'Content-Type': 'application/json' }, body: JSON.stringify({ to: { email: 'seed@dash-ui.test' }, subject: 'Seeded', bodyText: 'for the overview' }) });
+
+  await check('sign in as an owner: the navigation has the eight links, and Overview opens first', async () => {
+    consoleErrors.length = 0; // the failed sign-in's 401 above was on purpose
     await page.goto(`${gw}/dashboard/`);
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     const nav = page.getByRole('navigation', { name: 'Main' });
     for (const n of NAV) await nav.getByRole('link', { name: n, exact: true }).waitFor();
+    await page.getByRole('heading', { name: 'Overview of dash-site' }).waitFor();
+  });
+
+  await check('overview: figures and the 14-day chart drawn from seeded data', async () => {
+    const chart = page.getByTestId('overview-chart');
+    await chart.waitFor();
+    const ov = await (await admin('/projects/dash-site/overview')).json();
+    const today = ov.days[ov.days.length - 1];
+    const subs = ov.forms.submissionsByDay[today] ?? 0;
+    assert(subs >= 2 && ov.days.length === 14, `overview: ${JSON.stringify(ov)}`);
+    // One bar a series a day with data: today's submissions bar says its count.
+    const bar = chart.locator(`rect[data-day="${today}"][data-series="Submissions"]`);
+    await bar.waitFor();
+    assert((await bar.locator('title').textContent()).startsWith(`${today}: ${subs} `), 'the bar does not carry the count');
+    assert(await chart.locator(`rect[data-day="${today}"][data-series="Emails"]`).count() === 1, 'no emails bar for today');
+    const figures = page.getByRole('list', { name: 'Figures' });
+    await figures.getByText('Submissions').waitFor();
+    await page.getByRole('table', { name: 'Records per collection' }).getByRole('row', { name: /posts/ }).waitFor();
+    await shot('overview');
+  });
+
+  await check('projects: the Projects link opens the org projects', async () => {
+    await go('Projects');
     await page.getByRole('heading', { name: /Projects of dash-ui/ }).waitFor();
   });
 
@@ -320,32 +376,64 @@ if (!accounts) {
     assert(gone.status === 404, `the deleted asset's URL answers ${gone.status}`);
   });
 
-  await check('records: the list shows drafts; a record created unpublished, then published from the list, reads through the public records API', async () => {
-    const url = `${gw}/records/projects/dash-site/collections/posts/records/post-dash`;
-    const read = () => fetch(url, { headers: { 'X-API-Key': 'pk_live_dash_ui_web' } });
+  await check('records: a column per field, values as values, ids in natural order', async () => {
     await page.getByRole('link', { name: 'Records', exact: true }).click();
     await page.getByLabel('Collection').selectOption('posts');
-    // The tenants document's draft is listed, with its badge; the public API does not see it.
-    await page.getByRole('row', { name: /post-draft/ }).getByText('draft', { exact: true }).waitFor();
-    await page.getByRole('row', { name: /post-1/ }).getByText('published', { exact: true }).waitFor();
+    const table = page.getByRole('table', { name: 'Records' });
+    await table.getByRole('row', { name: /post-draft/ }).getByText('draft', { exact: true }).waitFor();
+    const heads = await table.locator('thead th').allInnerTexts();
+    for (const h of ['title', 'category', 'views', 'publishedOn', 'author']) assert(heads.includes(h), `headers ${heads}`);
+    const row1 = table.getByRole('row', { name: /post-1\b/ }).first();
+    await row1.locator('td[data-field="category"] .chip').getByText('news', { exact: true }).waitFor();
+    await row1.locator('td[data-field="author"]').getByText('Ada Lovelace').waitFor();
+    assert((await row1.locator('td[data-field="views"]').innerText()).trim() === '12', 'views is not 12');
+    assert(await row1.locator('td[data-field="publishedOn"] time[datetime="2026-11-02"]').count() === 1, 'the date is not a date');
+    const ids = await table.locator('tbody tr td:first-child').allInnerTexts();
+    assert(ids.indexOf('post-2') >= 0 && ids.indexOf('post-2') < ids.indexOf('post-10'), `ids in order ${ids}`);
+    await shot('records');
+  });
+
+  await check('records: typed create (a select, a number, a date, a relation), published from the list, read publicly', async () => {
+    const url = `${gw}/records/projects/dash-site/collections/posts/records/post-dash`;
+    const read = () => fetch(url, { headers: { 'X-API-Key': 'pk_live_dash_ui_web' } });
     await page.getByLabel('Record id').fill('post-dash');
     await page.getByRole('checkbox', { name: 'Published' }).uncheck();
-    await page.getByLabel('Data (JSON)').fill('{"title": "Written in the dashboard"}');
+    await page.getByRole('textbox', { name: 'title', exact: true }).fill('Written in the dashboard');
+    await page.getByRole('combobox', { name: 'category', exact: true }).selectOption('guide');
+    await page.getByRole('spinbutton', { name: 'views', exact: true }).fill('42');
+    await page.locator('#rec-f-publishedOn').fill('2026-11-20');
+    await page.getByLabel('Search authors for author').fill('Grace');
+    await page.getByRole('button', { name: 'Choose Grace Hopper for author' }).click();
+    await shot('records-editor');
     await page.getByRole('button', { name: 'Save record' }).click();
     await page.getByText('Record saved.').waitFor();
     assert((await read()).status === 404, 'an unpublished record reads publicly');
     const row = page.getByRole('row', { name: /post-dash/ });
     await row.getByText('draft', { exact: true }).waitFor();
-    await shot('records');
     await row.getByRole('button', { name: 'Publish post-dash' }).click();
     await row.getByText('published', { exact: true }).waitFor();
     const r = await read();
     const body = await r.text();
     assert(r.status === 200 && body.includes('Written in the dashboard'), `public read = ${r.status} ${body}`);
-    // Edit loads the record into the editor.
+    const rec = JSON.parse(body);
+    assert(rec.category === 'guide' && rec.views === 42 && String(rec.publishedOn).startsWith('2026-11-20') && (rec.author === 'grace' || rec.author?.id === 'grace'), `typed values: ${body}`);
+    await row.locator('td[data-field="author"]').getByText('Grace Hopper').waitFor();
+  });
+
+  await check('records: a validation error shows beside its field; raw JSON is an option', async () => {
+    const row = page.getByRole('row', { name: /post-dash/ });
     await row.getByRole('button', { name: 'Edit post-dash' }).click();
     await page.getByRole('heading', { name: 'Edit record post-dash' }).waitFor();
-    assert((await page.getByLabel('Data (JSON)').inputValue()).includes('Written in the dashboard'), 'editor not filled');
+    await page.getByRole('textbox', { name: 'title', exact: true }).fill('');
+    await page.getByRole('button', { name: 'Save record' }).click();
+    const err = page.locator('#rec-f-title-err');
+    await err.getByText('is required').waitFor();
+    assert((await page.getByRole('textbox', { name: 'title', exact: true }).getAttribute('aria-invalid')) === 'true', 'the field is not marked invalid');
+    await shot('records-validation');
+    consoleErrors.length = 0; // the 400 was on purpose
+    await page.getByRole('checkbox', { name: 'Edit as raw JSON' }).check();
+    assert((await page.getByLabel('Data (JSON)').inputValue()).includes('"views": 42'), 'the raw JSON does not hold the form');
+    await page.getByRole('checkbox', { name: 'Edit as raw JSON' }).uncheck();
   });
 
   await check('records: an NDJSON import shows its report', async () => {
@@ -387,6 +475,29 @@ if (!accounts) {
     await alert.waitFor();
     console.log(`     (message shown: ${JSON.stringify((await alert.innerText()).trim())})`);
     await shot('plugins-upload-refused');
+    consoleErrors.length = 0; // the 400 was on purpose
+  });
+
+  await check('plugins: a module uploaded is listed, attached to a hook, and its call counted', async () => {
+    await page.getByLabel('Module name').fill('allow');
+    await page.getByLabel('Wasm module').setInputFiles({ name: 'allow.wasm', mimeType: 'application/wasm', buffer: allowWasm });
+    await page.getByRole('button', { name: 'Upload module' }).click();
+    await page.getByText('Module allow uploaded.').waitFor();
+    const modules = page.getByRole('table', { name: 'Uploaded modules' });
+    const row = modules.getByRole('row', { name: /allow/ });
+    await row.getByText('not attached').waitFor();
+    await row.getByText(`${allowWasm.length} B`).waitFor();
+    await row.getByRole('combobox', { name: 'Hook for allow' }).selectOption('forms.submit');
+    await row.getByRole('button', { name: 'Attach allow' }).click();
+    await row.locator('.chip').getByText('forms.submit').waitFor();
+    await row.getByText('running', { exact: true }).waitFor();
+    const sub = await fetch(`${gw}/forms/forms/contact/submit`, { method: 'POST', headers: { 'X-API-Key': 'pk_live_dash_ui_web', 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'plugin@dash-ui.test', message: 'through the plugin' }) });
+    assert(sub.ok, `submission through the plugin = ${sub.status}`);
+    await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+    await page.waitForFunction(() => [...document.querySelectorAll('tr')].some((tr) => /^allow\s+forms\.submit\s+running\s+1\b/.test(tr.innerText.trim())));
+    await shot('plugins');
+    await row.getByRole('button', { name: 'Detach allow from forms.submit' }).click();
+    await row.getByText('not attached').waitFor();
   });
 
   await check('membership: the connections are listed with the active one, never the secret', async () => {
@@ -434,7 +545,7 @@ if (!accounts) {
     await inv.getByLabel('Repeat the password').fill(invitePassword);
     await inv.screenshot({ path: join(out, 'invite-accept.png'), fullPage: true });
     await inv.getByRole('button', { name: 'Create my account' }).click();
-    await inv.getByRole('heading', { name: /Projects of dash-ui/ }).waitFor();
+    await inv.getByRole('heading', { name: /Overview of dash-site/ }).waitFor();
     await inv.getByText('invitee@dash-ui.test').first().waitFor();
     invitee = { context: other, page: inv };
     // Back to the owner: the invitee is a member; make it an owner, then a member again.
@@ -498,27 +609,72 @@ if (!accounts) {
     assert(!(await page.content()).includes('whsec_'), 'a webhook secret reached the page');
     await row.getByRole('button', { name: 'Deliveries of main' }).click();
     await page.getByRole('heading', { name: 'Deliveries of main' }).waitFor();
-    await shot('webhooks');
   });
 
-  await check('every page opens without a script error (screenshots)', async () => {
-    for (const n of [...NAV, 'Members', 'Account']) {
-      await page.getByRole('link', { name: n, exact: true }).click();
-      await page.getByRole('heading', { level: 1 }).first().waitFor();
-      await page.waitForLoadState('networkidle');
-      await shot(`page-${n.toLowerCase()}`);
-    }
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.getByRole('button', { name: 'Menu' }).click();
-    await page.getByRole('link', { name: 'Keys', exact: true }).click();
-    await page.getByRole('heading', { name: 'Keys', exact: true }).waitFor();
-    await shot('mobile-keys');
-    await page.setViewportSize({ width: 1280, height: 860 });
-    assert(!pageErrors.length, `page errors: ${pageErrors.join('; ')}`);
+  await check('webhooks: one is added (secret shown once), refused field by field, edited, tested and removed', async () => {
+    await page.getByLabel('Name', { exact: true }).fill('ci-hook');
+    await page.getByLabel('URL', { exact: true }).fill('ftp://hooks.dash-ui.test/ci');
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    await page.locator('#wh-url-err').getByText('http(s) URL').waitFor();
+    consoleErrors.length = 0; // the 400 was on purpose
+    await page.getByLabel('URL', { exact: true }).fill('https://hooks.dash-ui.test/ci');
+    await page.getByRole('checkbox', { name: 'email.bounced' }).check();
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    const secret = page.getByLabel('Signing secret', { exact: true });
+    await secret.waitFor();
+    assert((await secret.inputValue()).startsWith('whsec_'), 'no generated secret shown');
+    await shot('webhooks-created');
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    const table = page.getByRole('table', { name: 'Webhooks' });
+    const row = table.getByRole('row', { name: /ci-hook/ });
+    await row.getByText('form.submitted, email.bounced').waitFor();
+    await row.getByRole('button', { name: 'Edit ci-hook' }).click();
+    await page.getByRole('heading', { name: 'Edit webhook ci-hook' }).waitFor();
+    await page.getByLabel('URL', { exact: true }).fill('https://hooks.dash-ui.test/ci-v2');
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await row.getByText('https://hooks.dash-ui.test/ci-v2').waitFor();
+    const listed = await (await admin('/projects/dash-site/webhooks')).json();
+    assert(listed.items.some((h) => h.name === 'ci-hook' && h.url === 'https://hooks.dash-ui.test/ci-v2'), `webhooks: ${JSON.stringify(listed)}`);
+    await row.getByRole('button', { name: 'Deliveries of ci-hook' }).click();
+    await page.getByRole('heading', { name: 'Deliveries of ci-hook' }).waitFor();
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await page.getByText(/^Test event (delivered|sent)/).waitFor();
+    await page.getByRole('table').last().getByRole('cell', { name: 'ping', exact: true }).waitFor();
+    await shot('webhooks');
+    await row.getByRole('button', { name: 'Remove ci-hook' }).click();
+    await page.getByText('Webhook ci-hook removed.').waitFor();
+    await row.waitFor({ state: 'detached' });
+    const after = await (await admin('/projects/dash-site/webhooks')).json();
+    assert(!after.items.some((h) => h.name === 'ci-hook'), 'the removed webhook is still listed');
   });
+
+  for (const [w, h] of [[1280, 860], [390, 844]]) {
+    await check(`every page at ${w} px: no sideways scroll, no console or script error (screenshots)`, async () => {
+      await page.setViewportSize({ width: w, height: h });
+      consoleErrors.length = 0;
+      const wide = [];
+      for (const n of [...NAV, 'Members', 'Account']) {
+        await go(n);
+        await page.getByRole('heading', { level: 1 }).first().waitFor();
+        await page.waitForLoadState('networkidle');
+        const o = await sideways();
+        if (o > 0) wide.push(`${n}: ${o} px`);
+        await page.screenshot({ path: join(out, `page-${n.toLowerCase()}-${w}.png`) });
+      }
+      if (w < 760) {
+        await page.getByRole('button', { name: 'Menu' }).click();
+        await page.screenshot({ path: join(out, `menu-${w}.png`) });
+        await page.getByRole('button', { name: 'Menu' }).click();
+      }
+      await page.setViewportSize({ width: 1280, height: 860 });
+      assert(!wide.length, `pages scrolling sideways: ${wide.join(', ')}`);
+      assert(!consoleErrors.length, `console errors: ${consoleErrors.join('; ')}`);
+      assert(!pageErrors.length, `page errors: ${pageErrors.join('; ')}`);
+    });
+  }
 
   await check('sign out: the session ends', async () => {
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await page.reload();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
@@ -528,6 +684,8 @@ if (!accounts) {
     await page.getByLabel('Email').fill('other@other-org.test');
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: /Overview of other-site/ }).waitFor();
+    await page.getByRole('link', { name: 'Projects', exact: true }).click();
     await page.getByRole('heading', { name: /Projects of other-org/ }).waitFor();
     await page.getByRole('cell', { name: 'other-site', exact: true }).waitFor();
     assert(!(await page.content()).includes('dash-site'), 'dash-site shows to another org');

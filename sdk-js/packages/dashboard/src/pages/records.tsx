@@ -348,11 +348,13 @@ function RecordEditor(p: { project: string; base: string; fields: Field[]; title
         }}
       >
         <div className="row">
-          <label>
-            Record id
-            <input value={id} onChange={(e) => setId(e.target.value)} placeholder="generated when empty" disabled={!!initial} aria-invalid={!!fieldProblem(err, 'id')} aria-describedby="rec-id-err" />
+          <div className="field">
+            <label>
+              Record id
+              <input value={id} onChange={(e) => setId(e.target.value)} placeholder="generated when empty" disabled={!!initial} aria-invalid={!!fieldProblem(err, 'id')} aria-describedby="rec-id-err" />
+            </label>
             <FieldError id="rec-id-err" error={err} field="id" />
-          </label>
+          </div>
           <label className="check">
             <input type="checkbox" checked={published} onChange={(e) => setPublished(e.target.checked)} />
             Published

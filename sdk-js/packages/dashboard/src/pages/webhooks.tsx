@@ -158,16 +158,20 @@ function WebhookEditor(p: { base: string; initial: Webhook | null; onSaved: (nam
         }}
       >
         <div className="row">
-          <label>
-            Name
-            <input value={name} onChange={(e) => setName(e.target.value)} required disabled={!!p.initial} aria-invalid={!!fieldProblem(err, 'name')} aria-describedby="wh-name-err" />
+          <div className="field">
+            <label>
+              Name
+              <input value={name} onChange={(e) => setName(e.target.value)} required disabled={!!p.initial} aria-invalid={!!fieldProblem(err, 'name')} aria-describedby="wh-name-err" />
+            </label>
             <FieldError id="wh-name-err" error={err} field="name" />
-          </label>
-          <label className="grow">
-            URL
-            <input type="url" value={url} onChange={(e) => setURL(e.target.value)} required placeholder="https://example.com/hooks/gatehouse" aria-invalid={!!fieldProblem(err, 'url')} aria-describedby="wh-url-err" />
+          </div>
+          <div className="field grow">
+            <label>
+              URL
+              <input type="url" value={url} onChange={(e) => setURL(e.target.value)} required placeholder="https://example.com/hooks/gatehouse" aria-invalid={!!fieldProblem(err, 'url')} aria-describedby="wh-url-err" />
+            </label>
             <FieldError id="wh-url-err" error={err} field="url" />
-          </label>
+          </div>
         </div>
         <fieldset className="events" aria-describedby="wh-events-err">
           <legend>Events</legend>
@@ -180,11 +184,13 @@ function WebhookEditor(p: { base: string; initial: Webhook | null; onSaved: (nam
           <FieldError id="wh-events-err" error={err} field="events" />
         </fieldset>
         <div className="row">
-          <label className="grow">
-            Signing secret (optional)
-            <input value={secret} onChange={(e) => setSecret(e.target.value)} placeholder={p.initial ? 'keep the current secret' : 'generated when empty'} aria-invalid={!!fieldProblem(err, 'secret')} aria-describedby="wh-secret-err" />
+          <div className="field grow">
+            <label>
+              Signing secret (optional)
+              <input value={secret} onChange={(e) => setSecret(e.target.value)} placeholder={p.initial ? 'keep the current secret' : 'generated when empty'} aria-invalid={!!fieldProblem(err, 'secret')} aria-describedby="wh-secret-err" />
+            </label>
             <FieldError id="wh-secret-err" error={err} field="secret" />
-          </label>
+          </div>
         </div>
         <div className="row">
           <button type="submit" className="primary" disabled={act.busy}>
