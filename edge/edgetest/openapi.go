@@ -47,12 +47,30 @@ var loadContract = sync.OnceValues(func() (*contract, error) {
 	return &contract{doc: doc, router: router}, nil
 })
 
-// checkContract validates a response the gateway gave against the OpenAPI document
+// checkContract validates a response a harness request received against the OpenAPI document
 // (edge/openapi/openapi.yaml): its status must be one the operation documents, its
 // Content-Type one of that response's, and a JSON body must match the schema. A request the
 // document has no operation for (an unknown route, a test-only product, the dashboard's files,
 // an OPTIONS preflight, a HEAD) is not checked. It returns "" when the response matches.
 func (h *Harness) checkContract(req *http.Request, status int, header http.Header, body []byte) string {
+	hosts := map[string]string{}
+	// The asset and embed hosts serve their routes at the root; the document lists them
+	// under /cdn and /embed, where the main host serves them too.
+	if a := hostOf(h.Config.AssetHost); a != "" && a != hostOf(h.Config.PublicURL) {
+		hosts[a] = "/cdn"
+	}
+	if e := hostOf(h.Config.EmbedHost); e != "" && e != hostOf(h.Config.PublicURL) {
+		hosts[e] = "/embed"
+	}
+	return CheckContract(req, status, header, body, hosts)
+}
+
+// CheckContract validates a response (status, header, body) the gateway gave to req against
+// the OpenAPI document, for test helpers other than Harness.Do (a gateway wired in the test,
+// the real binary). hostPrefixes maps a Host the gateway routes by (the asset or embed host)
+// to the prefix its routes have in the document ("/cdn", "/embed"). It returns "" when the
+// response matches or the document has no operation for the request.
+func CheckContract(req *http.Request, status int, header http.Header, body []byte, hostPrefixes map[string]string) string {
 	if req.Method == http.MethodOptions || req.Method == http.MethodHead {
 		return ""
 	}
@@ -61,14 +79,8 @@ func (h *Harness) checkContract(req *http.Request, status int, header http.Heade
 		return err.Error()
 	}
 	path := req.URL.EscapedPath()
-	// The asset and embed hosts serve their routes at the root; the document lists them
-	// under /cdn and /embed, where the main host serves them too.
-	if host := strings.ToLower(req.Host); host != "" {
-		if host == hostOf(h.Config.AssetHost) && host != hostOf(h.Config.PublicURL) {
-			path = "/cdn" + path
-		} else if host == hostOf(h.Config.EmbedHost) && host != hostOf(h.Config.PublicURL) {
-			path = "/embed" + path
-		}
+	if prefix, ok := hostPrefixes[strings.ToLower(req.Host)]; ok {
+		path = prefix + path
 	}
 	u, err := url.Parse(contractHost + path)
 	if err != nil {

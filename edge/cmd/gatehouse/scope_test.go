@@ -21,6 +21,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
+	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -145,6 +146,9 @@ func (g *gateway) call(t *testing.T, method, path, ctype, body string, headers .
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	if problem := edgetest.CheckContract(req, resp.StatusCode, resp.Header, raw, nil); problem != "" {
+		t.Error(problem)
+	}
 	return resp.StatusCode, string(raw)
 }
 
