@@ -11,6 +11,9 @@ export default defineConfig({
           name: 'unit',
           environment: 'node',
           include: ['test/unit/**/*.test.ts'],
+          // The freshness check runs openapi-typescript over the whole document: seconds on a
+          // busy machine; the limit only stops a hang.
+          testTimeout: 60_000,
         },
       },
       {

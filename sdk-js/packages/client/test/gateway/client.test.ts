@@ -179,6 +179,11 @@ describe('files', () => {
     expect(asset.data.filename).toBe('dot.png');
   });
 
+  it('answers 404 ASSET_NOT_FOUND for an unknown asset', async () => {
+    const err = await rejection(web.GET('/files/assets/{id}', { params: { path: { id: 'ast_01jz0000000000000000000000' } } }));
+    expect([err.status, err.code]).toEqual([404, 'ASSET_NOT_FOUND']);
+  });
+
   it('refuses an unsupported type', async () => {
     const err = await rejection(
       server.POST('/files/upload/presigned', {
@@ -199,6 +204,14 @@ describe('membership', () => {
     expect(response.headers.get('ETag')).toBeTruthy();
   });
 
+  it('resolves a 304 without data when If-None-Match is current', async () => {
+    const first = await web.GET('/membership/config');
+    const etag = first.response.headers.get('ETag') ?? '';
+    const again = await web.GET('/membership/config', { params: { header: { 'If-None-Match': etag } } });
+    expect(again.response.status).toBe(304);
+    expect(again.data).toBeUndefined();
+  });
+
   it('answers 404 NO_ACTIVE_CONNECTION for a project without one', async () => {
     const docs = createClient({ baseUrl, apiKey: 'pk_live_docs_web' });
     const err = await rejection(docs.GET('/membership/config'));
@@ -210,6 +223,37 @@ describe('admin', () => {
   it('lists an org\'s projects with the admin token', async () => {
     const { data } = await admin.GET('/admin/v1/orgs/{org}/projects', { params: { path: { org: 'acme' } } });
     expect(JSON.stringify(data)).toContain('demo');
+  });
+
+  it('writes a record the public client then reads, and refuses a bad one with details', async () => {
+    const { data, response } = await admin.POST('/admin/v1/projects/{project}/collections/{collection}/records', {
+      params: { path: posts },
+      body: { id: 'client-post', data: { title: 'Written by @gatehouse/client', category: 'news', views: 1 } },
+    });
+    expect(response.status).toBe(201);
+    expect([data.id, data.published]).toEqual(['client-post', true]);
+    const read = await web.GET('/records/projects/{project}/collections/{collection}/records/{id}', {
+      params: { path: { ...posts, id: 'client-post' } },
+    });
+    expect(read.data.title).toBe('Written by @gatehouse/client');
+
+    const err = await rejection(
+      admin.POST('/admin/v1/projects/{project}/collections/{collection}/records', {
+        params: { path: posts },
+        body: { data: { category: 'not-an-option' } },
+      }),
+    );
+    expect([err.status, err.code]).toEqual([400, 'VALIDATION_FAILED']);
+    expect(err.details.map((d) => d.field)).toContain('data.category');
+  });
+
+  it('answers 404 COLLECTION_NOT_FOUND on an unknown collection', async () => {
+    const err = await rejection(
+      admin.GET('/admin/v1/projects/{project}/collections/{collection}/records', {
+        params: { path: { project: 'demo', collection: 'nope' } },
+      }),
+    );
+    expect([err.status, err.code]).toEqual([404, 'COLLECTION_NOT_FOUND']);
   });
 
   it('answers 401 without the token', async () => {
