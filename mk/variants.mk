@@ -5,3 +5,9 @@
 # library. Exported through GOFLAGS so it reaches every go command make runs, and the go
 # builds that tests start themselves. The go env's own GOFLAGS are kept.
 export GOFLAGS := $(strip $(shell go env GOFLAGS) -tags=nodynamic)
+
+BENCH_TARGETS += bench-variants
+.PHONY: bench-variants
+
+bench-variants: ## variants: Go benchmarks of first builds (JPEG, PNG, WebP, AVIF) and cached serving over loopback; no PocketBase/imgproxy comparison yet
+	$(GO) test -run '^$$' -bench 'Variant' -benchtime 20x -benchmem ./products/files/

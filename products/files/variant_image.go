@@ -152,8 +152,32 @@ func render(src image.Image, o int, s Spec) *image.NRGBA {
 	}
 	up := orient(scaled, o)
 	out := image.NewNRGBA(image.Rectangle{Max: l.canvas})
-	xdraw.Draw(out, up.Bounds().Add(l.at), up, image.Point{}, xdraw.Src)
+	unpremultiply(out, l.at, up)
 	return out
+}
+
+// unpremultiply copies the premultiplied pixels of src into dst at offset at, as straight
+// (non-premultiplied) alpha, the form the encoders take.
+func unpremultiply(dst *image.NRGBA, at image.Point, src *image.RGBA) {
+	b := src.Bounds()
+	for y := 0; y < b.Dy(); y++ {
+		s := src.Pix[y*src.Stride : y*src.Stride+4*b.Dx()]
+		d := dst.Pix[(y+at.Y)*dst.Stride+4*at.X:]
+		for i := 0; i < len(s); i += 4 {
+			switch a := s[i+3]; a {
+			case 0:
+				d[i], d[i+1], d[i+2], d[i+3] = 0, 0, 0, 0
+			case 255:
+				copy(d[i:i+4], s[i:i+4])
+			default:
+				a32 := uint32(a)
+				d[i] = uint8(min(255, (uint32(s[i])*255+a32/2)/a32))
+				d[i+1] = uint8(min(255, (uint32(s[i+1])*255+a32/2)/a32))
+				d[i+2] = uint8(min(255, (uint32(s[i+2])*255+a32/2)/a32))
+				d[i+3] = a
+			}
+		}
+	}
 }
 
 // storedRect maps a rectangle of the displayed image to the stored pixels (w x h stored) under
