@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -75,7 +76,37 @@ func (l *connListener) Accept() (net.Conn, error) {
 	}
 	l.conns[tc] = struct{}{}
 	l.mu.Unlock()
+	if t, ok := c.(*tls.Conn); ok {
+		return &trackedTLSConn{trackedConn: tc, tls: t}, nil
+	}
 	return tc, nil
+}
+
+// trackedTLSConn is a tracked connection of the https listener: fasthttp sees its TLS state
+// (RequestCtx.IsTLS, so fiber's c.Protocol() is "https").
+type trackedTLSConn struct {
+	*trackedConn
+	tls *tls.Conn
+}
+
+// Handshake runs the TLS handshake (fasthttp's tlsConn interface).
+func (c *trackedTLSConn) Handshake() error { return c.tls.Handshake() }
+
+// ConnectionState reports the TLS state (fasthttp's tlsConn interface).
+func (c *trackedTLSConn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
+
+// tracker is what connState finds behind a connection fasthttp hands it.
+type tracker interface{ tracked() *trackedConn }
+
+func (c *trackedConn) tracked() *trackedConn { return c }
+
+// waiting reports whether request bytes wait in the kernel (for a TLS connection: bytes of
+// its records on the TCP connection below).
+func (c *trackedConn) waiting() bool {
+	if t, ok := c.Conn.(*tls.Conn); ok {
+		return pending(t.NetConn())
+	}
+	return pending(c.Conn)
 }
 
 // Close stops accepting (once; fasthttp's own Close after ours returns nil).
@@ -144,7 +175,7 @@ type trackedConn struct {
 func (c *trackedConn) endIfQuiet() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.quiet || c.ending || pending(c.Conn) {
+	if !c.quiet || c.ending || c.waiting() {
 		return
 	}
 	c.ending = true
@@ -174,7 +205,7 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 			c.mu.Unlock()
 			return n, err
 		}
-		if !pending(c.Conn) {
+		if !c.waiting() {
 			c.mu.Unlock()
 			return 0, io.EOF
 		}
@@ -227,10 +258,11 @@ func (c *trackedConn) Close() error {
 // connection: the first byte of a request makes it busy; back to idle after an answer it is
 // quiet again and, while stopping, ended.
 func connState(c net.Conn, st fasthttp.ConnState) {
-	tc, ok := c.(*trackedConn)
+	t, ok := c.(tracker)
 	if !ok {
 		return
 	}
+	tc := t.tracked()
 	switch st {
 	case fasthttp.StateActive:
 		tc.mu.Lock()
@@ -257,7 +289,8 @@ func (s *Server) closeWhileStopping(next fasthttp.RequestHandler) fasthttp.Reque
 	}
 }
 
-// Serve accepts connections on ln until Shutdown.
+// Serve accepts connections on ln until Shutdown. It may run on several listeners at once
+// (plain HTTP, and HTTPS through ServeTLS).
 func (s *Server) Serve(ln net.Listener) error {
 	cl := newConnListener(ln)
 	s.mu.Lock()
@@ -265,7 +298,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		return nil
 	}
-	s.ln = cl
+	s.lns = append(s.lns, cl)
 	s.mu.Unlock()
 	err := s.app.Listener(cl)
 	if errors.Is(err, net.ErrClosed) {
@@ -274,22 +307,32 @@ func (s *Server) Serve(ln net.Listener) error {
 	return err
 }
 
+// ServeTLS is Serve over TLS: ln's connections are TLS connections of cfg (the handshake runs
+// on the connection's first read, under the server's read timeout).
+func (s *Server) ServeTLS(ln net.Listener, cfg *tls.Config) error {
+	return s.Serve(tls.NewListener(ln, cfg))
+}
+
 // Shutdown stops accepting, closes the connections with no request in flight at once, and
 // waits until ctx ends for the requests in flight to be answered (each answer closes its
 // connection).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopping.Store(true)
-	cl := s.ln
+	lns := s.lns
 	s.mu.Unlock()
-	if cl == nil {
+	if len(lns) == 0 {
 		return nil
 	}
-	cl.stop()
-	select {
-	case <-cl.drained:
-	case <-ctx.Done():
-		return ctx.Err()
+	for _, cl := range lns {
+		cl.stop()
+	}
+	for _, cl := range lns {
+		select {
+		case <-cl.drained:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	// Nothing is left to wait for; this runs fiber's own shutdown hooks.
 	return s.app.ShutdownWithContext(ctx)

@@ -55,6 +55,9 @@ type Options struct {
 	ProjectOrg func(ctx context.Context, project string) (string, error)
 	// Ready reports whether storage and indexes are ready; nil error means ready.
 	Ready func() error
+	// TenantHosts maps the tenants' own domains to their project (decisions.md 9.4); nil:
+	// the gateway answers on its own hosts only.
+	TenantHosts TenantHosts
 	// PoisonRequestMemory (tests only) overwrites the request memory fiber lends to handlers
 	// once each request is answered, so a handler that keeps any of it fails its tests
 	// (poison.go). Never set in production.
@@ -68,8 +71,8 @@ type Server struct {
 	metrics *httpMetrics
 
 	mu       sync.Mutex
-	ln       *connListener // set by Serve
-	stopping atomic.Bool   // set by Shutdown (under mu)
+	lns      []*connListener // added by Serve
+	stopping atomic.Bool     // set by Shutdown (under mu)
 }
 
 // New builds the fiber app with the middleware order: request id, access log (which renders
@@ -121,7 +124,10 @@ func New(o Options) (*Server, error) {
 	app.Use(httpx.AccessLog(log, s.metrics.observe))
 	app.Use(httpx.Recover(log))
 	app.Use(bodyGuard)
-	if mw := hostRouting(cfg, base); mw != nil {
+	if cfg.TLS.HSTS {
+		app.Use(hsts)
+	}
+	if mw := hostRouting(cfg, base, o.TenantHosts, apiSegments(o.Products)); mw != nil {
 		app.Use(mw)
 	}
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
@@ -257,8 +263,9 @@ var ErrContentEncoding = apierr.New(415, "UNSUPPORTED_CONTENT_ENCODING", "reques
 var ErrAdminToken = apierr.New(401, "", "a valid admin token is required", nil)
 
 // hostRouting sends requests whose Host is the configured asset or embed host to the /cdn or
-// /embed mount, so both the own-host and the path-prefix forms work.
-func hostRouting(cfg config.Config, base string) fiber.Handler {
+// /embed mount, so both the own-host and the path-prefix forms work; a request on a tenant
+// domain goes to its project's part only (tenantRoute).
+func hostRouting(cfg config.Config, base string, tenants TenantHosts, api map[string]bool) fiber.Handler {
 	hosts := map[string]string{}
 	pubHost := hostOf(cfg.PublicURL)
 	if h := hostOf(cfg.AssetHost); h != "" && h != pubHost {
@@ -267,17 +274,23 @@ func hostRouting(cfg config.Config, base string) fiber.Handler {
 	if h := hostOf(cfg.EmbedHost); h != "" && h != pubHost {
 		hosts[h] = base + "/embed"
 	}
-	if len(hosts) == 0 {
+	if len(hosts) == 0 && tenants == nil {
 		return nil
 	}
 	return func(c *fiber.Ctx) error {
-		if prefix, ok := hosts[strings.ToLower(c.Hostname())]; ok && !strings.HasPrefix(c.Path(), prefix+"/") {
-			c.Path(prefix + c.Path())
+		host := strings.ToLower(c.Hostname())
+		if prefix, ok := hosts[host]; ok {
+			if !strings.HasPrefix(c.Path(), prefix+"/") {
+				c.Path(prefix + c.Path())
+			}
+			return c.Next()
 		}
-		return c.Next()
+		if tenants == nil || host == pubHost {
+			return c.Next()
+		}
+		return tenantRoute(c, tenants, stripPort(host), base, api)
 	}
 }
-
 func hostOf(raw string) string {
 	if raw == "" {
 		return ""

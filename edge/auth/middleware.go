@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/apikey"
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gofiber/fiber/v2"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
@@ -97,6 +98,10 @@ func (a *Authenticator) Require(rule Rule) fiber.Handler {
 		}
 		if !rule.SecretOnly && key.Kind == apikey.Publishable {
 			allowBrowsers(c)
+		}
+		// On a tenant domain (decisions.md 9.4) only that project's keys are accepted.
+		if p := httpx.HostProject(c); p != "" && key.Project != p {
+			return ErrForbidden
 		}
 		c.Locals(keyLocal{}, key)
 		return c.Next()

@@ -57,6 +57,90 @@ type Config struct {
 	Egress      Egress   `json:"egress"`
 	Webhooks    Webhooks `json:"webhooks"`
 	Redis       Redis    `json:"redis"`
+	TLS         TLS      `json:"tls"`
+}
+
+// TLS is HTTPS at the edge (decisions.md 9.4; edge/certs): certificates from an ACME CA
+// (acme), from files (files), or none (off). listen keeps serving plain HTTP beside it.
+type TLS struct {
+	// Mode is off, acme or files.
+	Mode string `json:"mode"`
+	// HTTPSListen is the address HTTPS is served on (mode acme or files).
+	HTTPSListen string `json:"https_listen"`
+	// HTTPListen answers ACME HTTP-01 challenges and redirects every other request to https
+	// with 308; empty: no such listener (and no HTTP-01 challenge).
+	HTTPListen string `json:"http_listen"`
+	// Domains are the names the gateway holds certificates for (mode acme), besides the
+	// tenants' domains obtained on demand.
+	Domains []string `json:"domains"`
+	// Email is the ACME account's contact.
+	Email string `json:"email"`
+	// CA is the ACME directory URL.
+	CA string `json:"ca"`
+	// CARoot is a PEM file of a private ACME CA's root, trusted for talking to that CA only.
+	CARoot string `json:"ca_root"`
+	// CertFile and KeyFile are the PEM certificate chain and key of mode files.
+	CertFile string `json:"cert_file"`
+	KeyFile  string `json:"key_file"`
+	// HSTS adds Strict-Transport-Security to every HTTPS answer.
+	HSTS bool `json:"hsts"`
+}
+
+// TLS modes (tls.mode).
+const (
+	TLSOff   = "off"
+	TLSACME  = "acme"
+	TLSFiles = "files"
+)
+
+// validate checks the tls section.
+func (t TLS) validate() []error {
+	var errs []error
+	switch t.Mode {
+	case TLSOff:
+		return nil
+	case TLSACME:
+		if t.CA == "" {
+			errs = append(errs, errors.New("tls.ca must name the ACME directory URL with tls.mode acme"))
+		} else if u, err := url.Parse(t.CA); err != nil || u.Scheme != "https" || u.Host == "" {
+			errs = append(errs, fmt.Errorf("tls.ca %q must be an https:// ACME directory URL", t.CA))
+		}
+		for i, d := range t.Domains {
+			if !IsHostname(d) {
+				errs = append(errs, fmt.Errorf("tls.domains[%d] %q must be a DNS name such as api.example.com", i, d))
+			}
+		}
+	case TLSFiles:
+		if t.CertFile == "" || t.KeyFile == "" {
+			errs = append(errs, errors.New("tls.cert_file and tls.key_file are required with tls.mode files"))
+		}
+	default:
+		return []error{fmt.Errorf("tls.mode must be off, acme or files, not %q", t.Mode)}
+	}
+	if t.HTTPSListen == "" {
+		errs = append(errs, fmt.Errorf("tls.https_listen is required with tls.mode %s", t.Mode))
+	}
+	return errs
+}
+
+// IsHostname reports a lower-case DNS name of at least two labels (letters, digits and inner
+// hyphens, 1-63 each, 253 at most in all): the names certificates are obtained for.
+func IsHostname(h string) bool {
+	if len(h) == 0 || len(h) > 253 || !strings.Contains(h, ".") {
+		return false
+	}
+	for _, l := range strings.Split(h, ".") {
+		if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			c := l[i]
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Redis joins the nodes of a deployment (decisions.md 8.4): rate limits shared by every node
@@ -244,6 +328,7 @@ func Default() Config {
 		Plugins:  Plugins{PoolSize: 4, CPUBudgetMs: 500},
 		Egress:   Egress{Timeout: Duration(15 * time.Second), MaxResponseKB: 1024},
 		Webhooks: Webhooks{PollInterval: Duration(time.Second), BaseBackoff: Duration(30 * time.Second)},
+		TLS:      TLS{Mode: TLSOff, HTTPSListen: ":443", HTTPListen: ":80", CA: "https://acme-v02.api.letsencrypt.org/directory"},
 	}
 }
 
@@ -420,6 +505,10 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("email.smtp.host is required with email.transport smtp"))
 	}
 	errs = append(errs, c.validateStorage()...)
+	errs = append(errs, c.TLS.validate()...)
+	if c.Listen == "" && c.TLS.Mode == TLSOff {
+		errs = append(errs, errors.New("listen may be empty only with tls.mode acme or files (nothing would be served)"))
+	}
 	if c.Files.Backend != "local" && c.Files.Backend != "s3" {
 		errs = append(errs, fmt.Errorf("files.backend must be local or s3, not %q", c.Files.Backend))
 	}

@@ -294,6 +294,11 @@ func (h *Host) serve(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// A tenant domain (decisions.md 9.4) serves its own project's assets only.
+	if p := httpx.HostProject(c); p != "" && a.Project != p {
+		_ = obj.Close()
+		return ErrAssetNotFound
+	}
 	return send(c, obj, a.MimeType, `"`+a.SHA256+`"`, a.CreatedAt)
 }
 
@@ -306,6 +311,10 @@ func (h *Host) serveVariant(c *fiber.Ctx) error {
 	})
 	if err != nil {
 		return err
+	}
+	if p := httpx.HostProject(c); p != "" && v.Asset.Project != p {
+		_ = v.Object.Close()
+		return ErrAssetNotFound
 	}
 	if v.Built == nil {
 		return send(c, v.Object, v.Asset.MimeType, `"`+v.Asset.SHA256+`"`, v.Asset.CreatedAt)

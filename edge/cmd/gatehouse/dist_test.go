@@ -161,7 +161,7 @@ func TestDistArm64UnderQemu(t *testing.T) {
 		name, path, key, want string
 	}{
 		{"healthz", "/healthz", "", `"status":"ok"`},
-		{"records read", "/records/projects/demo/collections/posts/records?filter=category:in:guides&sort=-views&limit=5&populate=author", "pk_live_demo_web", `"data":[{`},
+		{"records read", "/records/projects/demo/collections/posts/records?filter=category:in:guides&sort=-views&limit=5&populate=author", "pk_live_demo_web", `"items":[{`},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+tc.path, nil)

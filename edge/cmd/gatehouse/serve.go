@@ -94,16 +94,29 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	}
 	// Listen first: an empty public_url is derived from the address really bound (the port
 	// of ":0" included), before anything builds a URL from it.
-	ln, err := net.Listen("tcp", cfg.Listen)
+	// listen: "" serves HTTPS only (tls.mode acme or files; config.Validate checks).
+	var (
+		ln      net.Listener
+		startup *edge.Startup
+	)
+	if cfg.Listen != "" {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return err
+		}
+		// The probes answer from the first instant: 503 (/healthz 200) while storage opens, the
+		// components are wired and the tenants document is applied, then the server takes over.
+		startup = edge.NewStartup(ln)
+		startup.Start()
+		defer startup.Close()
+	}
+	tl, err := listenTLS(cfg)
 	if err != nil {
 		return err
 	}
-	// The probes answer from the first instant: 503 (/healthz 200) while storage opens, the
-	// components are wired and the tenants document is applied, then the server takes over.
-	startup := edge.NewStartup(ln)
-	startup.Start()
-	defer startup.Close()
-	cfg.ResolvePublicURL(ln.Addr().String())
+	if tl != nil {
+		defer tl.close(context.Background())
+	}
+	resolvePublicURL(&cfg, ln, tl)
 	cfg, budget, shares, err := memoryBudget(cfg, log)
 	if err != nil {
 		return err
@@ -210,6 +223,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		printSecrets(stdout, rep.Secrets)
 	}
 
+	if tl != nil {
+		// Before the server answers: mode files loads its files, mode acme serves what the
+		// store holds and obtains what is missing in the background.
+		if err := tl.start(ctx, cfg, db, node, app.domains, log, reg); err != nil {
+			return err
+		}
+	}
 	srv, err := app.server(cfg, log, reg, func() error {
 		// A node whose database is unreachable is not ready either (the load balancer sends
 		// its traffic to the others).
@@ -223,14 +243,30 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 	if err != nil {
 		return err
 	}
-	errc := make(chan error, 1)
-	served := startup.Handoff()
-	go func() { errc <- srv.Serve(served) }()
+	errc := make(chan error, 3)
+	serving := 0
+	var served net.Listener
+	if startup != nil {
+		served = startup.Handoff()
+		serving++
+		go func() { errc <- srv.Serve(served) }()
+	}
+	if tl != nil {
+		serving += tl.serve(srv, errc)
+	}
 	// halt stops listening and waits for the requests under way (or sctx's end).
 	halt := func(sctx context.Context) error {
 		err := srv.Shutdown(sctx)
-		_ = served.Close() // in case Serve had not registered it yet
-		<-errc
+		if served != nil {
+			_ = served.Close() // in case Serve had not registered it yet
+		}
+		if tl != nil {
+			err = errors.Join(err, tl.shutdown(sctx))
+			_ = tl.https.Close()
+		}
+		for ; serving > 0; serving-- {
+			<-errc
+		}
 		return err
 	}
 	// When a component fails to start, the listener stops with the components that did start:
@@ -239,14 +275,26 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		return err
 	}
 	// The banner says the gateway is ready: it comes after the components started.
-	banner(stdout, cfg, ln.Addr().String(), doc)
-	log.Info("gatehouse listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "version", version)
+	addr := ""
+	if ln != nil {
+		addr = ln.Addr().String()
+	}
+	if tl != nil {
+		tl.banner(stdout, cfg)
+		if addr == "" {
+			addr = tl.https.Addr().String()
+		}
+	}
+	banner(stdout, cfg, addr, doc)
+	log.Info("gatehouse listening", "addr", addr, "public_url", cfg.PublicURL, "version", version)
 	select {
 	case err := <-errc:
-		// The server stopped on its own: the components still stop before storage closes.
+		// A server stopped on its own: the others stop, and the components still stop before
+		// storage closes.
+		serving--
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.D())
 		defer cancel()
-		return errors.Join(err, app.stop(sctx))
+		return errors.Join(err, halt(sctx), app.stop(sctx))
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.D())

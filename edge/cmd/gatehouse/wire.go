@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
+	"github.com/gatehouse-dev/gatehouse/edge/certs"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
@@ -81,6 +82,8 @@ type assembly struct {
 	// overview are the products' shares of a project's overview (admin.Overview, mounted by
 	// addDashboard once every product added its own).
 	overview []admin.OverviewPart
+	// domains are the tenants' own domains (wire_tls.go): host routing and on-demand TLS.
+	domains *certs.Domains
 }
 
 // wire builds every product from deps. This is the one place that knows all products. Nothing
@@ -112,7 +115,7 @@ type step func(a *assembly, ctx context.Context, d *deps) error
 func steps() []step {
 	return []step{(*assembly).addBus, (*assembly).addAdmin, (*assembly).addPlugins, (*assembly).addWebhooks,
 		(*assembly).addEmail, (*assembly).addFiles, (*assembly).addMembership, (*assembly).addForms,
-		(*assembly).addRecords, (*assembly).addDashboard}
+		(*assembly).addRecords, (*assembly).addDashboard, (*assembly).addDomains}
 }
 
 // build runs the steps over d; when one fails, it closes what the earlier ones opened and
@@ -137,7 +140,7 @@ func build(ctx context.Context, d deps, steps ...step) (*assembly, error) {
 // the admin sessions; ready answers /readyz after the assembly's own check.
 func (a *assembly) server(cfg config.Config, log *slog.Logger, reg *prometheus.Registry, ready func() error) (*edge.Server, error) {
 	return edge.New(edge.Options{Config: cfg, Log: log, Registry: reg,
-		Products: a.products, Admin: a.admin, Sessions: a.sessions, ProjectOrg: a.projectOrg,
+		Products: a.products, Admin: a.admin, Sessions: a.sessions, ProjectOrg: a.projectOrg, TenantHosts: a.tenantHosts(),
 		Ready: func() error {
 			if err := a.ready(); err != nil {
 				return err
