@@ -1958,9 +1958,15 @@ export interface operations {
     };
     uploadBytes: {
         parameters: {
-            query?: {
-                expires?: string;
-                signature?: string;
+            query: {
+                /** @description The declared size in bytes, as signed in uploadUrl. */
+                size: string;
+                /** @description The declared MIME type, as signed in uploadUrl. */
+                type: string;
+                /** @description Expiry of the upload URL (Unix seconds), as signed. */
+                exp: string;
+                /** @description HMAC of the grant (base64url); use uploadUrl exactly as answered. */
+                sig: string;
             };
             header?: never;
             path: {
