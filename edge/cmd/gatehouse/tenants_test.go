@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/products/email"
+	"github.com/gatehouse-dev/gatehouse/products/files"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
 	"github.com/gatehouse-dev/gatehouse/products/membership"
 	"github.com/gatehouse-dev/gatehouse/products/records"
@@ -69,7 +70,19 @@ func newOwners(t testing.TB) *owners {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = o.records.Close() })
-	for _, x := range []tenancy.Owner{o.email, o.member, o.forms, o.records} {
+	signer, err := files.NewSigner(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vsigner, err := files.NewVariantSigner(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := files.NewService(files.Options{DB: db, Blobs: blobs, Signer: signer, VariantSigner: vsigner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []tenancy.Owner{o.email, o.member, o.forms, o.records, fs} {
 		if err := o.ten.Add(x); err != nil {
 			t.Fatal(err)
 		}
