@@ -2,69 +2,11 @@ package files_test
 
 import (
 	"bytes"
-	"context"
-	"net"
-	"net/http"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
+	"github.com/gatehouse-dev/gatehouse/edge/blob/s3test"
 )
-
-// s3Service is an S3 protocol server (gofakes3) on a fixed loopback address that goes down
-// (every connection refused) and comes back on the same address with the objects it held, as
-// a restarted S3-compatible service would.
-type s3Service struct {
-	addr string
-	mem  *s3mem.Backend
-	h    http.Handler
-	srv  *http.Server
-}
-
-func startS3Service(t testing.TB) *s3Service {
-	t.Helper()
-	s := &s3Service{mem: s3mem.New()}
-	if err := s.mem.CreateBucket("assets"); err != nil {
-		t.Fatal(err)
-	}
-	s.h = gofakes3.New(s.mem).Server()
-	s.up(t)
-	t.Cleanup(s.down)
-	return s
-}
-
-func (s *s3Service) up(t testing.TB) {
-	t.Helper()
-	addr := s.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.addr = ln.Addr().String()
-	s.srv = &http.Server{Handler: s.h}
-	go func() { _ = s.srv.Serve(ln) }()
-}
-
-func (s *s3Service) down() { _ = s.srv.Close() }
-
-// objects lists the keys in the bucket.
-func (s *s3Service) objects(t testing.TB) []string {
-	t.Helper()
-	l, err := s.mem.ListBucket("assets", nil, gofakes3.ListBucketPage{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, o := range l.Contents {
-		keys = append(keys, o.Key)
-	}
-	return keys
-}
 
 // The failure row "S3 down" of docs/scale-out.md: with the S3 service unreachable, an upload's
 // PUT and an asset's bytes answer 500 INTERNAL while everything kept in the database (presign,
@@ -73,20 +15,16 @@ func (s *s3Service) objects(t testing.TB) []string {
 // succeeds once S3 is back, and the assets stored before are served again.
 func TestS3DownAndBack(t *testing.T) {
 	t.Parallel()
-	s3 := startS3Service(t)
+	s3 := s3test.Start(t, "assets")
 	e := startWith(t, nil, func(t testing.TB, _ string) blob.Store {
-		s, err := blob.NewS3(context.Background(), blob.S3Options{Endpoint: s3.addr, Bucket: "assets", AccessKey: "a", SecretKey: "b", Region: "us-east-1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return s3.Store(t)
 	})
 	before := pngBytes(t, 30, 20)
 	old := e.upload(t, secret, "before.png", "image/png", before)
 	oldURL := e.Do("GET", "/files/assets/"+old, nil, "X-API-Key", pub).JSON(t)["url"].(string)
-	stored := s3.objects(t)
+	stored := s3.Objects(t)
 
-	s3.down()
+	s3.Down()
 	img := pngBytes(t, 40, 30)
 	slot := e.presign(t, secret, "during.png", "image/png", len(img)) // the database only: answers
 	id := slot["assetId"].(string)
@@ -106,8 +44,8 @@ func TestS3DownAndBack(t *testing.T) {
 		t.Errorf("complete after the failed PUT = %d %s, want 409 UPLOAD_INCOMPLETE (nothing was stored)", r.Status, r.Body)
 	}
 
-	s3.up(t)
-	if got := s3.objects(t); len(got) != len(stored) {
+	s3.Up(t)
+	if got := s3.Objects(t); len(got) != len(stored) {
 		t.Errorf("bucket after the failed PUT holds %v, want only %v (nothing half-written)", got, stored)
 	}
 	if r := e.Do("GET", oldURL, nil); r.Status != 200 || !bytes.Equal(r.Body, before) {

@@ -6,80 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
-	"net/http"
 	"slices"
 	"sync/atomic"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
+	"github.com/gatehouse-dev/gatehouse/edge/blob/s3test"
 	"github.com/gatehouse-dev/gatehouse/products/forms"
 )
-
-// s3Service is an S3 protocol server (gofakes3) on a fixed loopback address that goes down
-// (every connection refused) and comes back on the same address with the objects it held, as
-// a restarted S3-compatible service would (the same as products/files' test helper).
-type s3Service struct {
-	addr string
-	mem  *s3mem.Backend
-	h    http.Handler
-	srv  *http.Server
-}
-
-func startS3Service(t testing.TB) *s3Service {
-	t.Helper()
-	s := &s3Service{mem: s3mem.New()}
-	if err := s.mem.CreateBucket("forms"); err != nil {
-		t.Fatal(err)
-	}
-	s.h = gofakes3.New(s.mem).Server()
-	s.up(t)
-	t.Cleanup(s.down)
-	return s
-}
-
-func (s *s3Service) up(t testing.TB) {
-	t.Helper()
-	addr := s.addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.addr = ln.Addr().String()
-	s.srv = &http.Server{Handler: s.h}
-	go func() { _ = s.srv.Serve(ln) }()
-}
-
-func (s *s3Service) down() { _ = s.srv.Close() }
-
-// objects lists the keys in the bucket.
-func (s *s3Service) objects(t testing.TB) []string {
-	t.Helper()
-	l, err := s.mem.ListBucket("forms", nil, gofakes3.ListBucketPage{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, o := range l.Contents {
-		keys = append(keys, o.Key)
-	}
-	return keys
-}
-
-func (s *s3Service) store(t testing.TB) *blob.S3 {
-	t.Helper()
-	b, err := blob.NewS3(context.Background(), blob.S3Options{Endpoint: s.addr, Bucket: "forms", AccessKey: "a", SecretKey: "b", Region: "us-east-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // failSecondPut is a blob store whose second Put fails, as an S3 service that refuses one
 // request (a 5xx) would.
@@ -103,8 +37,8 @@ func (f *failSecondPut) Put(ctx context.Context, key string, r io.Reader, ctype 
 // nothing either: the first file is removed.
 func TestFilePartsWithS3Down(t *testing.T) {
 	t.Parallel()
-	s3 := startS3Service(t)
-	e := startBlobs(t, "", nil, func(t testing.TB, _ string) blob.Store { return s3.store(t) })
+	s3 := s3test.Start(t, "forms")
+	e := startBlobs(t, "", nil, func(t testing.TB, _ string) blob.Store { return s3.Store(t) })
 	withPhoto := func() (io.Reader, string) {
 		return multipartBody(t, part{name: "email", value: "a@example.com"}, part{name: "message", value: "with photo"},
 			part{name: "photo", filename: "p.png", ctype: "image/png", data: pngBytes})
@@ -130,7 +64,7 @@ func TestFilePartsWithS3Down(t *testing.T) {
 		return page.Items
 	}
 
-	s3.down()
+	s3.Down()
 	body, ctype := withPhoto()
 	r := e.Do("POST", submit, body, "X-API-Key", "pk_live_demo_web", "Content-Type", ctype)
 	if r.Status != 503 || r.Code() != "STORAGE_UNAVAILABLE" {
@@ -143,8 +77,8 @@ func TestFilePartsWithS3Down(t *testing.T) {
 		t.Errorf("submission without a file, S3 down = %d %s, want 201 (it needs no blob)", r.Status, r.Body)
 	}
 
-	s3.up(t)
-	if got := s3.objects(t); len(got) != 0 {
+	s3.Up(t)
+	if got := s3.Objects(t); len(got) != 0 {
 		t.Errorf("bucket after the refused submission holds %v, want nothing (no half-stored submission)", got)
 	}
 	body, ctype = withPhoto()
@@ -162,8 +96,8 @@ func TestFilePartsWithS3Down(t *testing.T) {
 
 func TestSecondFileRefusedStoresNothing(t *testing.T) {
 	t.Parallel()
-	s3 := startS3Service(t)
-	e := startBlobs(t, "", nil, func(t testing.TB, _ string) blob.Store { return &failSecondPut{Store: s3.store(t)} })
+	s3 := s3test.Start(t, "forms")
+	e := startBlobs(t, "", nil, func(t testing.TB, _ string) blob.Store { return &failSecondPut{Store: s3.Store(t)} })
 	body, ctype := multipartBody(t, part{name: "caption", value: "two"},
 		part{name: "front", filename: "f.png", ctype: "image/png", data: pngBytes},
 		part{name: "back", filename: "b.png", ctype: "image/png", data: pngBytes})
@@ -171,7 +105,7 @@ func TestSecondFileRefusedStoresNothing(t *testing.T) {
 	if r.Status != 503 || r.Code() != "STORAGE_UNAVAILABLE" {
 		t.Errorf("submission whose second file S3 refused = %d %s, want 503 STORAGE_UNAVAILABLE", r.Status, r.Body)
 	}
-	if got := s3.objects(t); len(got) != 0 {
+	if got := s3.Objects(t); len(got) != 0 {
 		t.Errorf("bucket holds %v, want nothing (the first file removed)", got)
 	}
 	r = e.Admin("GET", "/projects/demo/forms/gallery/submissions", nil)
@@ -185,13 +119,13 @@ func TestSecondFileRefusedStoresNothing(t *testing.T) {
 // an outage between two files of one submission.
 type downOnSecondPut struct {
 	*blob.S3 // Open, Delete, List
-	s3       *s3Service
+	s3       *s3test.Service
 	puts     atomic.Int32
 }
 
 func (d *downOnSecondPut) Put(ctx context.Context, key string, r io.Reader, ctype string) (int64, error) {
 	if d.puts.Add(1) == 2 {
-		d.s3.down()
+		d.s3.Down()
 	}
 	return d.S3.Put(ctx, key, r, ctype)
 }
@@ -202,8 +136,8 @@ func (d *downOnSecondPut) Put(ctx context.Context, key string, r io.Reader, ctyp
 func TestOrphanFilesSwept(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s3 := startS3Service(t)
-	e := startBlobs(t, "", nil, func(t testing.TB, _ string) blob.Store { return &downOnSecondPut{S3: s3.store(t), s3: s3} })
+	s3 := s3test.Start(t, "forms")
+	e := startBlobs(t, "", nil, func(t testing.TB, _ string) blob.Store { return &downOnSecondPut{S3: s3.Store(t), s3: s3} })
 	gallery := func() (io.Reader, string) {
 		return multipartBody(t, part{name: "caption", value: "two"},
 			part{name: "front", filename: "f.png", ctype: "image/png", data: pngBytes},
@@ -213,8 +147,8 @@ func TestOrphanFilesSwept(t *testing.T) {
 	if r := e.Do("POST", "/forms/forms/gallery/submit", body, "X-API-Key", "pk_live_demo_web", "Content-Type", ctype); r.Status != 503 || r.Code() != "STORAGE_UNAVAILABLE" {
 		t.Fatalf("submission with S3 lost after its first file = %d %s, want 503 STORAGE_UNAVAILABLE", r.Status, r.Body)
 	}
-	s3.up(t)
-	orphan := s3.objects(t)
+	s3.Up(t)
+	orphan := s3.Objects(t)
 	if len(orphan) != 1 {
 		t.Fatalf("bucket after S3 was lost between two files = %v, want the first file alone", orphan)
 	}
@@ -228,7 +162,7 @@ func TestOrphanFilesSwept(t *testing.T) {
 	if n, err := e.svc.SweepOrphans(ctx, 0); err != nil || n != 1 {
 		t.Errorf("sweep removed %d (%v), want the orphan alone", n, err)
 	}
-	left := s3.objects(t)
+	left := s3.Objects(t)
 	if len(left) != 2 || slices.Contains(left, orphan[0]) {
 		t.Errorf("bucket after the sweep = %v, want the stored submission's two files and not %s", left, orphan[0])
 	}
