@@ -19,6 +19,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -153,32 +154,5 @@ func (h *Host) serve(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderCacheControl, "no-cache")
 	}
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
-	c.Vary(fiber.HeaderAcceptEncoding)
-	body, etag := f.body, f.etag
-	gz := f.gz != nil && acceptsGzip(c.Get(fiber.HeaderAcceptEncoding))
-	if gz {
-		body, etag = f.gz, strings.TrimSuffix(f.etag, `"`)+`-gz"`
-	}
-	c.Set(fiber.HeaderETag, etag)
-	if c.Get(fiber.HeaderIfNoneMatch) == etag {
-		return c.SendStatus(fiber.StatusNotModified)
-	}
-	c.Set(fiber.HeaderContentType, f.ctype)
-	if gz {
-		c.Set(fiber.HeaderContentEncoding, "gzip")
-	}
-	return c.Send(body)
-}
-
-// acceptsGzip reports whether an Accept-Encoding header admits gzip (q=0 refuses it).
-func acceptsGzip(h string) bool {
-	for _, part := range strings.Split(h, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
-			continue
-		}
-		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-	}
-	return false
+	return httpx.SendStatic(c, f.body, f.gz, f.etag, f.ctype)
 }

@@ -98,11 +98,3 @@ func TestConditionalAndPlainRequests(t *testing.T) {
 		t.Errorf("gzip and identity answers share the ETag %s", h["Etag"])
 	}
 }
-
-func TestAcceptsGzip(t *testing.T) {
-	for in, want := range map[string]bool{"": false, "gzip": true, "br, gzip;q=0.5": true, "gzip;q=0": false, "deflate": false, "GZIP": true} {
-		if got := acceptsGzip(in); got != want {
-			t.Errorf("acceptsGzip(%q) = %v, want %v", in, got, want)
-		}
-	}
-}

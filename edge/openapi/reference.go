@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -84,32 +85,5 @@ func (ref *Reference) serve(c *fiber.Ctx, p page) error {
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	c.Set(fiber.HeaderContentSecurityPolicy, referenceCSP)
 	c.Set("Referrer-Policy", "no-referrer")
-	c.Vary(fiber.HeaderAcceptEncoding)
-	body, etag := p.body, p.etag
-	gz := acceptsGzip(c.Get(fiber.HeaderAcceptEncoding))
-	if gz {
-		body, etag = p.gz, strings.TrimSuffix(p.etag, `"`)+`-gz"`
-	}
-	c.Set(fiber.HeaderETag, etag)
-	if c.Get(fiber.HeaderIfNoneMatch) == etag {
-		return c.SendStatus(fiber.StatusNotModified)
-	}
-	c.Set(fiber.HeaderContentType, p.ctype)
-	if gz {
-		c.Set(fiber.HeaderContentEncoding, "gzip")
-	}
-	return c.Send(body)
-}
-
-// acceptsGzip reports whether an Accept-Encoding header admits gzip (q=0 refuses it).
-func acceptsGzip(h string) bool {
-	for _, part := range strings.Split(h, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
-			continue
-		}
-		q := strings.ReplaceAll(params, " ", "")
-		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-	}
-	return false
+	return httpx.SendStatic(c, p.body, p.gz, p.etag, p.ctype)
 }
