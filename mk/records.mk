@@ -23,3 +23,11 @@ bench-records-writes: ## records: durable record creates/s (admin API) and form 
 	@dir="$(or $(RECORDS_DIR),$(CURDIR)/.bench/records-$(RECORDS_N))"; \
 	test -d "$$dir/db" || $(GO) run ./products/records/cmd/recordsbench -n $(RECORDS_N) -dir "$$dir" -only none -duration 1s; \
 	products/records/bench/writes.sh "$$dir" $(RECORDS_N)
+
+# The side-by-side comparison with PocketBase v0.40.4 (products/records/bench/compare.sh):
+# import rate, read mixes (a)-(e) and creates (f) on both servers in one run, with ratios and
+# VmHWM. COMPARE_N posts (100,000).
+COMPARE_N ?= 100000
+.PHONY: bench-records-pocketbase
+bench-records-pocketbase: ## records: Gatehouse beside PocketBase v0.40.4 on the same posts (import, mixes a-f, ratios, VmHWM)
+	products/records/bench/compare.sh $(COMPARE_N)

@@ -16,18 +16,12 @@ dur=${FOOTPRINT_DURATION:-10s} creates=${FOOTPRINT_CREATES:-30s} chunk=${FOOTPRI
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 work=${FOOTPRINT_DIR:-$root/.bench/footprint-$n}
-if ! command -v wrk >/dev/null; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get install -y wrk >/dev/null || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
-  else
-    echo "footprint: wrk is missing (apt-get install wrk)" >&2; exit 1
-  fi
-fi
+. "$here/lib.sh"
+need_wrk
 go build -o "$root/bin/gatehouse" "$root/edge/cmd/gatehouse"
 mkdir -p "$work"
 [ -s "$work/nd/posts.ndjson" ] || go run "$root/products/records/cmd/recordsbench" -n "$n" -authors 10000 -ndjson "$work/nd"
 rm -rf "$work/data" "$work/samples" "$work"/heap-*.pb.gz "$work/parts"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port) dport=$(free_port)
 url=http://127.0.0.1:$port token=bench-footprint-admin-token
 {
@@ -43,10 +37,7 @@ stop() {
 trap stop EXIT
 "$root/bin/gatehouse" serve --data "$work/data" --config "$work/gatehouse.yaml" --tenants "$work/nd/tenants.yaml" >"$work/serve.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 3000); do
-  kill -0 $pid 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
-  curl -fs "$url/readyz" >/dev/null 2>&1 && break; sleep 0.1
-done
+wait_up $pid "$url/readyz" "$work/serve.log"
 budget=$(curl -fs "$url/metrics" | awk -F'[{}" ]' '/^gatehouse_memory_budget_bytes/ {printf "%s (%d MB)", $3, $6/1048576}')
 echo "bench-footprint: $n posts + 10000 authors, $(nproc) cores (shared), memory budget: $budget"
 echo start > "$work/phase"

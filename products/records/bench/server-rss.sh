@@ -8,13 +8,8 @@ set -euo pipefail
 data=$1 n=$2 mixes=${3:-a b} limit=${4:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-if ! command -v wrk >/dev/null; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get install -y wrk >/dev/null || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
-  else
-    echo "server-rss: wrk is missing (apt-get install wrk)" >&2; exit 1
-  fi
-fi
+. "$here/lib.sh"
+need_wrk
 go build -o "$root/bin/gatehouse" "$root/edge/cmd/gatehouse"
 cfg=$(mktemp)
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -f "$cfg"' EXIT
