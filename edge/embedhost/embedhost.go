@@ -2,6 +2,9 @@
 // script), forms.css, and f/{slug}?key=pk_live_... (a complete HTML page for an iframe). The
 // bundles are built by sdk-js/packages/forms-embed (esbuild) into assets/ and committed; they
 // are embedded here with go:embed, so the Go build never needs npm.
+//
+// On a project's own domain serving embed (decisions.md 9.4) the page accepts only that
+// project's publishable keys, as the API does on a tenant domain.
 package embedhost
 
 import (
@@ -12,8 +15,11 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/gatehouse-dev/gatehouse/edge/apierr"
+	"github.com/gatehouse-dev/gatehouse/edge/auth"
+	"github.com/gatehouse-dev/gatehouse/edge/httpx"
 )
 
 //go:embed assets/forms.js
@@ -28,6 +34,9 @@ type Options struct {
 	PublicURL string
 	// EmbedURL is the embed host's own base URL ({public_url}/embed when empty).
 	EmbedURL string
+	// Auth checks the page's key on a tenant domain (its project must be the domain's); nil
+	// checks only the key's shape everywhere.
+	Auth *auth.Authenticator
 }
 
 // Host is the embed host, mounted at {public_url}/embed (and on embed_host by host routing).
@@ -36,6 +45,7 @@ type Host struct {
 	formsBase    string
 	embedURL     string
 	cacheControl string
+	auth         *auth.Authenticator
 }
 
 type asset struct {
@@ -66,6 +76,7 @@ func New(o Options) *Host {
 		formsBase:    base,
 		embedURL:     embed,
 		cacheControl: "public, max-age=300",
+		auth:         o.Auth,
 	}
 }
 
@@ -134,12 +145,26 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 </html>
 `))
 
-// page answers the iframe page of one form. The key is checked by the API when the script
-// loads the definition; here only its shape is.
+// keyRule is what the forms API demands of the key that loads a definition.
+var keyRule = auth.Rule{Product: "forms", PublishableOnly: true, NeedProject: true}
+
+// page answers the iframe page of one form. On the gateway's own hosts the key is checked by
+// the API when the script loads the definition, and here only its shape is; on a tenant
+// domain it is checked here too, and another project's key answers 403 FORBIDDEN (an unknown
+// one 401), as on the API.
 func (h *Host) page(c *fiber.Ctx) error {
 	slug, key := c.Params("slug"), c.Query("key")
 	if slugOK, keyOK := slugRe.MatchString(slug), keyRe.MatchString(key); !slugOK || !keyOK {
 		return badEmbed(slugOK, keyOK)
+	}
+	if p := httpx.HostProject(c); p != "" && h.auth != nil {
+		k, err := h.auth.Check(c.UserContext(), key, keyRule)
+		if err != nil {
+			return err
+		}
+		if k.Project != p {
+			return auth.ErrForbidden
+		}
 	}
 	var b strings.Builder
 	if err := pageTmpl.Execute(&b, map[string]string{"Slug": slug, "Key": key, "API": h.formsBase, "Embed": h.embedURL}); err != nil {

@@ -58,7 +58,7 @@ func (a *assembly) addForms(_ context.Context, d *deps) error {
 	}
 	a.products = append(a.products,
 		forms.NewAPI(svc, d.auth, d.cursors, d.cfg.TrustedProxies),
-		embedhost.New(embedhost.Options{PublicURL: d.cfg.PublicURL, EmbedURL: d.cfg.EmbedHost}),
+		embedhost.New(embedhost.Options{PublicURL: d.cfg.PublicURL, EmbedURL: d.cfg.EmbedHost, Auth: d.auth}),
 	)
 	a.components = append(a.components, svc)
 	a.overview = append(a.overview, admin.OverviewPart{Name: "forms", Read: func(ctx context.Context, q admin.OverviewQuery) (any, error) {
