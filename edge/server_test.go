@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -299,7 +300,7 @@ func TestMalformedRequests(t *testing.T) {
 	}{
 		{"bad content length", "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, "VALIDATION_FAILED"},
 		{"bad request line", "BLAH\r\n\r\n", 400, "VALIDATION_FAILED"},
-		{"huge header", "GET /probe/public HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 9000) + "\r\n\r\n", 431, "HEADERS_TOO_LARGE"},
+		{"huge header", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 9000) + "\r\n\r\n", 431, "HEADERS_TOO_LARGE"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -319,6 +320,13 @@ func TestMalformedRequests(t *testing.T) {
 			r := &edgetest.Response{Status: resp.StatusCode, Header: resp.Header, Body: body}
 			if r.Status != tc.status || r.Code() != tc.code {
 				t.Fatalf("%s = %d %s, want %d %s", tc.name, r.Status, body, tc.status, tc.code)
+			}
+			if tc.status == http.StatusRequestHeaderFieldsTooLarge {
+				// Answered before routing: the document lists it on every operation.
+				req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+				if msg := edgetest.CheckContract(req, r.Status, r.Header, body, nil); msg != "" {
+					t.Errorf("%s: %s", tc.name, msg)
+				}
 			}
 			if tc.code == "VALIDATION_FAILED" {
 				var b struct{ Details []apierr.FieldProblem }
