@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/lease"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/store/pgtest"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // listed is a HostLookup over a fixed set of tenant domains.
@@ -29,6 +31,32 @@ type listed []string
 
 func (l listed) Listed(_ context.Context, host string) (bool, error) {
 	return slices.Contains(l, host), nil
+}
+
+func (l listed) Hosts(context.Context) ([]string, error) { return l, nil }
+
+// hostSet is a HostLookup whose tenant domains a test changes (as applying a document would).
+type hostSet struct {
+	mu    sync.Mutex
+	hosts []string
+}
+
+func (h *hostSet) Listed(_ context.Context, host string) (bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Contains(h.hosts, host), nil
+}
+
+func (h *hostSet) Hosts(context.Context) ([]string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.hosts), nil
+}
+
+func (h *hostSet) set(hosts ...string) {
+	h.mu.Lock()
+	h.hosts = hosts
+	h.mu.Unlock()
 }
 
 // node is one gateway's HTTPS in a test: a manager over db and a TLS listener serving "ok".
@@ -152,6 +180,66 @@ func TestRenewal(t *testing.T) {
 	}
 	if !got.NotAfter.After(first.NotAfter) {
 		t.Errorf("renewed certificate expires %v, not after the first's %v", got.NotAfter, first.NotAfter)
+	}
+}
+
+// TestOnDemandRenewedInBackground: a tenant domain's certificate (30 seconds, obtained on
+// demand) is renewed before it expires with no handshake asking for it; a node started later
+// on the same store loads it (to renew it) before any handshake names it; once no document
+// lists the host, the node drops it and refuses its handshakes.
+func TestOnDemandRenewedInBackground(t *testing.T) {
+	ca := pebbletest.Start(t, pebbletest.Options{Validity: 30 * time.Second})
+	roots := ca.Roots()
+	db := storetest.OpenBackend(t, store.BackendBadger)
+	const host = "img.customer.test"
+	hosts := &hostSet{hosts: []string{host}}
+	n := startNode(t, ca, db, "a", nil, hosts, time.Second)
+	first, err := pebbletest.Handshake(context.Background(), n.addr, host, roots)
+	if err != nil {
+		t.Fatalf("on demand: %v", err)
+	}
+	// No handshake from here on: the renewal is the background's.
+	await(t, "a background renewal of the on-demand certificate", func() bool { return value(n.m.metrics.renewals) >= 1 }, ca)
+	got, err := pebbletest.Handshake(context.Background(), n.addr, host, roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SerialNumber.Cmp(first.SerialNumber) == 0 || !got.NotAfter.After(first.NotAfter) {
+		t.Errorf("after the renewal the node serves serial %v expiring %v, the first was %v expiring %v", got.SerialNumber, got.NotAfter, first.SerialNumber, first.NotAfter)
+	}
+	_ = n.m.Stop(context.Background())
+
+	again := startNode(t, ca, db, "a", nil, hosts, time.Second)
+	await(t, "the restarted node loading the stored certificate without a handshake", func() bool { return again.cached(host) }, ca)
+
+	hosts.set() // the document no longer lists the host
+	again.m.Changed(context.Background(), []tenancy.Change{{Op: "deleted", Kind: kindDomain, Name: host}})
+	await(t, "the unlisted host's certificate dropped", func() bool { return !again.cached(host) }, ca)
+	if _, err := pebbletest.Handshake(context.Background(), again.addr, host, roots); err == nil {
+		t.Error("a handshake for a host no longer listed got its stored certificate")
+	}
+}
+
+// cached reports whether the node's certificate cache holds one for name.
+func (n *node) cached(name string) bool {
+	n.m.mu.Lock()
+	cache := n.m.cache
+	n.m.mu.Unlock()
+	return cache != nil && len(cache.AllMatchingCertificates(name)) > 0
+}
+
+// await polls cond (what it waits for happens on certmagic's own clock, with no event to
+// await from outside) for up to two minutes.
+func await(t *testing.T, what string, cond func() bool, ca *pebbletest.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: not before the deadline; the CA's log:\n%s", what, ca.Log())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 

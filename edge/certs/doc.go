@@ -11,7 +11,10 @@
 // backend one node obtains or renews a certificate while the others wait and then load it,
 // and any node answers a challenge another node started. A node restarted while the CA is
 // unreachable serves what the store holds. certmagic renews a certificate in the last third
-// of its life; what the CA answers (obtained, renewed, failed) is logged and counted on
+// of its life, in the background: tenant domains' certificates too, which certmagic leaves to
+// handshakes when on demand, because the Manager keeps the listed ones (loaded from the store
+// on every node) under its managed configuration, in step with the tenants documents. What
+// the CA answers (obtained, renewed, failed) is logged and counted on
 // /metrics, and a failure never stops the gateway.
 //
 // In mode files the certificate and key come from two PEM files, loaded at start.

@@ -103,6 +103,19 @@ func (d *Domains) Listed(ctx context.Context, host string) (bool, error) {
 	return ok, err
 }
 
+// Hosts implements HostLookup: every tenant domain the documents list, read from the store.
+func (d *Domains) Hosts(ctx context.Context) ([]string, error) {
+	var out []string
+	err := d.db.View(ctx, func(tx *store.Txn) error {
+		out = out[:0]
+		return tx.Iterate(store.IterOptions{Prefix: domainRoot, KeysOnly: true}, func(k, _ []byte) (bool, error) {
+			out = append(out, strings.TrimPrefix(string(k), string(domainRoot)))
+			return true, nil
+		})
+	})
+	return out, err
+}
+
 // domainSection is the domains key of a project.
 type domainSection struct{}
 

@@ -3,6 +3,7 @@ package certs
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,9 @@ func TestDomainsSection(t *testing.T) {
 	if ok, _ := d.Listed(ctx, "evil.test"); ok {
 		t.Error("an unlisted host is listed")
 	}
+	if hosts, err := d.Hosts(ctx); err != nil || !slices.Equal(hosts, []string{"api.customer.test", "img.customer.test"}) {
+		t.Errorf("Hosts = %v %v", hosts, err)
+	}
 	// A second project may not take a host the first holds, in the same document or later.
 	for _, other := range []string{
 		doc + "        domains: [{host: img.customer.test, serves: embed}]\n",
@@ -92,5 +96,8 @@ func TestDomainsSection(t *testing.T) {
 		if ok, err := d.Listed(ctx, host); ok != want || err != nil {
 			t.Errorf("after the prune, Listed(%s) = %v %v, want %v", host, ok, err, want)
 		}
+	}
+	if hosts, err := d.Hosts(ctx); err != nil || !slices.Equal(hosts, []string{"forms.customer.test", "img.customer.test"}) {
+		t.Errorf("after the prune, Hosts = %v %v", hosts, err)
 	}
 }

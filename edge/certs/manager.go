@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -21,11 +22,14 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/lease"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
-// HostLookup says whether a tenants document lists host (the on-demand decision).
+// HostLookup says whether a tenants document lists host (the on-demand decision), and which
+// hosts the documents list (whose stored certificates are renewed in the background).
 type HostLookup interface {
 	Listed(ctx context.Context, host string) (bool, error)
+	Hosts(ctx context.Context) ([]string, error)
 }
 
 // Options configures New.
@@ -43,8 +47,9 @@ type Options struct {
 	HTTPAddr, HTTPSAddr string
 	Log                 *slog.Logger
 	Registerer          prometheus.Registerer
-	// RenewCheckInterval is how often certificates are checked for renewal (default 10
-	// minutes; tests with short-lived certificates shorten it).
+	// RenewCheckInterval is how often certificates are checked for renewal, and the listed
+	// tenant domains' stored certificates looked for (default 10 minutes; tests with
+	// short-lived certificates shorten it).
 	RenewCheckInterval time.Duration
 	// HandshakeTimeout bounds how long a handshake waits for an on-demand issuance (default
 	// a minute).
@@ -59,12 +64,17 @@ type Manager struct {
 	metrics *metrics
 	storage *Storage
 
-	mu     sync.Mutex
-	magic  *certmagic.Config
-	issuer *certmagic.ACMEIssuer
-	cache  *certmagic.Cache
-	files  *tls.Certificate
-	cancel context.CancelFunc
+	// nudge wakes the keeper of tenant domains (a tenants change); buffered, never blocks.
+	nudge chan struct{}
+
+	mu      sync.Mutex
+	magic   *certmagic.Config
+	issuer  *certmagic.ACMEIssuer
+	cache   *certmagic.Cache
+	files   *tls.Certificate
+	cancel  context.CancelFunc
+	kept    chan struct{}   // closed when the keeper has ended
+	tenants map[string]bool // the tenant domains renewed in the background (see keep)
 }
 
 // ErrNotListed refuses an on-demand certificate for a name no tenants document lists (and
@@ -85,7 +95,11 @@ func New(o Options) (*Manager, error) {
 	if o.Node == nil {
 		o.Node = lease.NewNode("")
 	}
-	m := &Manager{o: o, log: o.Log.With("component", "tls"), metrics: newMetrics(o.Registerer)}
+	if o.RenewCheckInterval <= 0 {
+		o.RenewCheckInterval = certmagic.DefaultRenewCheckInterval
+	}
+	m := &Manager{o: o, log: o.Log.With("component", "tls"), metrics: newMetrics(o.Registerer),
+		nudge: make(chan struct{}, 1), tenants: map[string]bool{}}
 	if o.DB != nil {
 		m.storage = NewStorage(o.DB, o.Node)
 	}
@@ -136,17 +150,18 @@ func (m *Manager) startACME(ctx context.Context) error {
 	zl := zapLogger(m.log)
 	// Two configurations over one cache: the names of tls.domains are managed (obtained at
 	// start, renewed in the background), the tenant domains on demand (obtained at their first
-	// handshake, renewed at a handshake once due: certmagic renews no on-demand certificate in
-	// the background). A certificate's names say which one it belongs to.
+	// handshake). certmagic's background maintenance skips every certificate whose
+	// configuration is on demand, so a certificate whose names are all tls.domains or listed
+	// tenant domains is handed to the managed configuration, which renews it in the background
+	// (a handshake may still renew one that is due); that of a host no document lists any more
+	// is left to the on-demand one, and so not renewed.
 	var managed, onDemand *certmagic.Config
 	cache := certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert: func(cert certmagic.Certificate) (*certmagic.Config, error) {
-			for _, n := range cert.Names {
-				if !slices.Contains(c.Domains, n) {
-					return onDemand, nil
-				}
+			if m.renewable(cert.Names) {
+				return managed, nil
 			}
-			return managed, nil
+			return onDemand, nil
 		},
 		RenewCheckInterval: m.o.RenewCheckInterval,
 		Logger:             zl,
@@ -174,8 +189,9 @@ func (m *Manager) startACME(ctx context.Context) error {
 	}
 	onDemand.OnDemand = &certmagic.OnDemandConfig{DecisionFunc: m.decide}
 	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	kept := make(chan struct{})
 	m.mu.Lock()
-	m.magic, m.issuer, m.cache, m.cancel = onDemand, issuer, cache, cancel
+	m.magic, m.issuer, m.cache, m.cancel, m.kept = onDemand, issuer, cache, cancel, kept
 	m.mu.Unlock()
 	if len(c.Domains) > 0 {
 		if err := managed.ManageAsync(mctx, c.Domains); err != nil {
@@ -183,7 +199,105 @@ func (m *Manager) startACME(ctx context.Context) error {
 			m.metrics.failures.Inc()
 		}
 	}
+	go func() {
+		defer close(kept)
+		m.keep(mctx, managed, cache)
+	}()
 	return nil
+}
+
+// keep keeps the tenant domains' certificates in step with the tenants documents, at start,
+// every RenewCheckInterval and after each change of a project's domains (Changed): the
+// stored certificate of every listed host is loaded into the cache, where certmagic's
+// maintenance renews it in the background (a node that never saw a handshake for the host
+// renews it too, the store's locks making one node do it), and that of a host no document
+// lists any more is dropped (getCertificate refuses its handshakes).
+func (m *Manager) keep(ctx context.Context, managed *certmagic.Config, cache *certmagic.Cache) {
+	if m.o.Hosts == nil {
+		return
+	}
+	tick := time.NewTicker(m.o.RenewCheckInterval)
+	defer tick.Stop()
+	for {
+		if err := m.syncTenants(ctx, managed, cache); err != nil && ctx.Err() == nil {
+			m.log.Warn("reading the tenant domains (their certificates are looked at again later)", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-m.nudge:
+		}
+	}
+}
+
+// syncTenants is one pass of keep.
+func (m *Manager) syncTenants(ctx context.Context, managed *certmagic.Config, cache *certmagic.Cache) error {
+	hosts, err := m.o.Hosts.Hosts(ctx)
+	if err != nil {
+		return err
+	}
+	listed := make(map[string]bool, len(hosts))
+	for _, h := range hosts {
+		if !slices.Contains(m.o.Config.Domains, h) {
+			listed[h] = true
+		}
+	}
+	m.mu.Lock()
+	prev := m.tenants
+	m.tenants = listed
+	m.mu.Unlock()
+	var gone []certmagic.SubjectIssuer
+	for h := range prev {
+		if !listed[h] {
+			gone = append(gone, certmagic.SubjectIssuer{Subject: h})
+		}
+	}
+	if len(gone) > 0 {
+		cache.RemoveManaged(gone)
+		m.log.Info("tenant domains no longer listed: their certificates are not served or renewed", "count", len(gone))
+	}
+	for h := range listed {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if len(cache.AllMatchingCertificates(h)) > 0 {
+			continue
+		}
+		// Not obtained yet (it will be at the host's first handshake), or obtained by another
+		// node or before a restart: then it is loaded, and from now on renewed here too.
+		if _, err := managed.CacheManagedCertificate(ctx, h); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			m.log.Warn("loading a tenant domain's stored certificate", "name", h, "err", err)
+		}
+	}
+	return nil
+}
+
+// renewable reports whether a certificate of names is renewed in the background: each is a
+// name of tls.domains or a tenant domain a document lists.
+func (m *Manager) renewable(names []string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range names {
+		if !slices.Contains(m.o.Config.Domains, n) && !m.tenants[n] {
+			return false
+		}
+	}
+	return len(names) > 0
+}
+
+// Changed is a tenancy change listener: a change of a project's domains (or a project's
+// removal), on this node or another, wakes the keeper of the tenant domains' certificates.
+func (m *Manager) Changed(_ context.Context, changes []tenancy.Change) {
+	for _, ch := range changes {
+		if ch.Kind == kindDomain || ch.Kind == "project" {
+			select {
+			case m.nudge <- struct{}{}:
+			default:
+			}
+			return
+		}
+	}
 }
 
 // decide is certmagic's on-demand decision: a name of tls.domains, or a tenant domain a
@@ -199,6 +313,10 @@ func (m *Manager) decide(ctx context.Context, name string) error {
 			return err
 		}
 		if ok {
+			// Renewed in the background once obtained, before the keeper's next pass.
+			m.mu.Lock()
+			m.tenants[name] = true
+			m.mu.Unlock()
 			return nil
 		}
 	}
@@ -251,6 +369,14 @@ func (m *Manager) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, 
 		// HandshakeTimeout.
 		ctx, cancel := context.WithTimeout(hello.Context(), m.o.HandshakeTimeout)
 		defer cancel()
+		// A name no document lists (any more) gets no certificate, not even one the cache or
+		// the store still holds. When the lookup fails (the store unreachable), what the cache
+		// holds is still served.
+		if hello.ServerName != "" {
+			if err := m.decide(ctx, hello.ServerName); errors.Is(err, ErrNotListed) {
+				return nil, err
+			}
+		}
 		return magic.GetCertificateWithContext(ctx, hello)
 	}
 	return nil, errors.New("certs: not started")
@@ -259,11 +385,14 @@ func (m *Manager) getCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, 
 // Stop ends renewals and what certmagic runs in the background; locks still held run out.
 func (m *Manager) Stop(context.Context) error {
 	m.mu.Lock()
-	cancel, cache := m.cancel, m.cache
-	m.cancel, m.cache = nil, nil
+	cancel, cache, kept := m.cancel, m.cache, m.kept
+	m.cancel, m.cache, m.kept = nil, nil, nil
 	m.mu.Unlock()
 	if cancel != nil {
 		cancel()
+	}
+	if kept != nil {
+		<-kept
 	}
 	if cache != nil {
 		cache.Stop()

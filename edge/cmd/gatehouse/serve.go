@@ -229,6 +229,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		if err := tl.start(ctx, cfg, db, node, app.domains, log, reg); err != nil {
 			return err
 		}
+		ten.OnChange(tl.mgr.Changed) // tenant domains added or removed: their certificates follow
 	}
 	srv, err := app.server(cfg, log, reg, func() error {
 		// A node whose database is unreachable is not ready either (the load balancer sends
