@@ -6,8 +6,19 @@
 # builds that tests start themselves. The go env's own GOFLAGS are kept.
 export GOFLAGS := $(strip $(shell go env GOFLAGS) -tags=nodynamic)
 
-BENCH_TARGETS += bench-variants
-.PHONY: bench-variants
+BENCH_TARGETS += bench-variants bench-variants-flood
+.PHONY: bench-variants bench-variants-go bench-variants-flood
 
-bench-variants: ## variants: Go benchmarks of first builds (JPEG, PNG, WebP, AVIF) and cached serving over loopback; no PocketBase/imgproxy comparison yet
+# bench-variants: the side-by-side comparison of issue 30 (products/files/bench/compare.sh,
+# varbench): Gatehouse, PocketBase v0.40.4's thumbs and a libvips server (when libvips-dev is
+# installed) on the same photographs, each a real process measured from another one.
+VARIANTS_ROUNDS ?= 3
+bench-variants: ## variants: Gatehouse beside PocketBase v0.40.4 thumbs and libvips, same photographs and sizes: first builds/s, cached req/s, bytes per size, VmHWM (VARIANTS_ROUNDS rounds)
+	VARIANTS_ROUNDS=$(VARIANTS_ROUNDS) products/files/bench/compare.sh
+
+bench-variants-flood: ## variants: project B's p99 alone and while project A floods distinct ad-hoc variants, and the server's VmHWM (VARIANTS_ROUNDS rounds)
+	$(GO) build -o bin/gatehouse ./edge/cmd/gatehouse
+	$(GO) run ./products/files/bench/varbench -mode flood -rounds $(VARIANTS_ROUNDS)
+
+bench-variants-go: ## variants: Go benchmarks of first builds (JPEG, PNG, WebP, AVIF) and cached serving over loopback, in the test process
 	$(GO) test -run '^$$' -bench 'Variant' -benchtime 20x -benchmem ./products/files/
