@@ -11,6 +11,6 @@ test-deps-pebble: ## install Debian's pebble (the ACME test CA of the TLS tests)
 test-go: test-deps-pebble
 test-go: export GATEHOUSE_REQUIRE_PEBBLE = 1
 
-test-tls: test-deps-pebble test-deps-postgres ## the TLS tests: issuance, on demand, refusal, redirect, restart without the CA, two nodes on postgres, renewal
+test-tls: test-deps-pebble test-deps-postgres ## the TLS tests: issuance, on demand, refusal, redirect, restart without the CA, two nodes (and two gateway processes) on postgres, renewal (on-demand ones in the background), tenant-domain routing
 	GATEHOUSE_REQUIRE_PEBBLE=1 $(GO) test -count=1 ./edge/certs/...
-	GATEHOUSE_REQUIRE_PEBBLE=1 $(GO) test -count=1 -run '^TestHTTPSAtTheEdge$$' ./edge/cmd/gatehouse
+	GATEHOUSE_REQUIRE_PEBBLE=1 $(GO) test -count=1 -run '^(TestHTTPSAtTheEdge|TestHTTPSTwoNodesOnPostgres|TestTenantDomainKeys)$$' ./edge/cmd/gatehouse
