@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/x509"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,7 +22,8 @@ import (
 // started after, serves the same certificates (same serial) without asking the CA (its
 // /metrics count no issuance, and pebble issued no more); then both are asked at once for a
 // second tenant domain: the lock in the database makes one of them obtain it, and both serve
-// that one certificate.
+// that one certificate. Once a document applied on one node no longer lists a domain, both
+// refuse its handshakes.
 func TestHTTPSTwoNodesOnPostgres(t *testing.T) {
 	ca := pebbletest.Start(t, pebbletest.Options{})
 	roots := ca.Roots()
@@ -100,6 +102,25 @@ func TestHTTPSTwoNodesOnPostgres(t *testing.T) {
 	}
 	if got := issuedBy(ca); got != 3 {
 		t.Errorf("pebble issued %d certificates for three names, want 3", got)
+	}
+
+	// A document that no longer lists img.customer.test, applied on the second node: both
+	// refuse its handshakes, the first once the change reached it through the database.
+	pruned := "prune: true\n" + strings.Replace(doc, ", {host: img.customer.test, serves: assets}", "", 1)
+	if code, body := b.admin(t, "POST", "/apply", pruned); code != 200 {
+		t.Fatalf("apply = %d %s", code, body)
+	}
+	for i, p := range []*proc{a, b} {
+		https, _ := tlsAddrs(t, p)
+		c := httpsClient(https, roots)
+		c.Transport.(*http.Transport).DisableKeepAlives = true // a handshake per request
+		awaitFor(t, time.Minute, fmt.Sprintf("node %d refusing the host no longer listed", i), func() bool {
+			res, err := c.Get("https://img.customer.test/healthz")
+			if err == nil {
+				res.Body.Close()
+			}
+			return err != nil
+		})
 	}
 	a.stop(t)
 	b.stop(t)
