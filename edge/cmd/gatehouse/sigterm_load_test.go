@@ -87,10 +87,16 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 // uploadDemoAsset uploads one PNG to the demo project and returns its id.
 func uploadDemoAsset(t *testing.T, p *proc) string {
 	t.Helper()
+	return uploadAsset(t, p, "sk_live_demo_server")
+}
+
+// uploadAsset uploads one PNG (load.png) with the secret key of a project and returns its id.
+func uploadAsset(t *testing.T, p *proc, key string) string {
+	t.Helper()
 	img := uniquePNG(0)
 	var slot struct{ AssetID, UploadURL string }
 	body := fmt.Sprintf(`{"filename":"load.png","mimeType":"image/png","size":%d}`, len(img))
-	code, raw := do(t, "POST", p.url+"/files/upload/presigned", "sk_live_demo_server", body)
+	code, raw := do(t, "POST", p.url+"/files/upload/presigned", key, body)
 	if err := json.Unmarshal([]byte(raw), &slot); code != 200 || err != nil {
 		t.Fatalf("presign = %d %s", code, raw)
 	}
@@ -109,7 +115,7 @@ func uploadDemoAsset(t *testing.T, p *proc) string {
 	if resp.StatusCode != 200 {
 		t.Fatalf("upload PUT = %d", resp.StatusCode)
 	}
-	if code, raw := do(t, "POST", p.url+"/files/upload/complete", "sk_live_demo_server", `{"assetId":"`+slot.AssetID+`"}`); code != 200 {
+	if code, raw := do(t, "POST", p.url+"/files/upload/complete", key, `{"assetId":"`+slot.AssetID+`"}`); code != 200 {
 		t.Fatalf("complete = %d %s", code, raw)
 	}
 	return slot.AssetID

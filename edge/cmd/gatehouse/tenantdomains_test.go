@@ -12,9 +12,9 @@ import (
 
 // TestTenantDomainKeys runs the real gateway (plain listen: tenant domains are routed whatever
 // tls.mode, a proxy in front may terminate TLS) with the demo tenants, project demo owning an
-// api and an embed domain: each request on a tenant domain reaches only that project, and a
-// key of another project answers 403 FORBIDDEN on the API and on the embed page alike, a path
-// naming another project 404 (docs/deploy.md, "Tenant domains"). The gateway's own host is
+// api, an embed and an assets domain: each request on a tenant domain reaches only that
+// project, and a key of another project answers 403 FORBIDDEN on the API and on the embed page
+// alike, a path naming another project or its asset 404 (docs/deploy.md, "Tenant domains"). The gateway's own host is
 // unchanged.
 func TestTenantDomainKeys(t *testing.T) {
 	t.Parallel()
@@ -24,12 +24,16 @@ func TestTenantDomainKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := strings.Replace(string(demo), "        name: Demo site\n",
-		"        name: Demo site\n        domains: [{host: api.customer.test, serves: api}, {host: forms.customer.test, serves: embed}]\n", 1)
+		"        name: Demo site\n        domains: [{host: api.customer.test, serves: api}, {host: forms.customer.test, serves: embed}, {host: img.customer.test, serves: assets}]\n", 1)
+	docsWeb := "          - {name: web, value: pk_live_docs_web, products: [forms, records, membership]}\n"
+	doc = strings.Replace(doc, docsWeb, docsWeb+"          - {name: server, value: sk_live_docs_server, products: [files]}\n", 1)
 	tenants := filepath.Join(dir, "tenants.yaml")
 	if err := os.WriteFile(tenants, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := startProc(t, "--data", filepath.Join(dir, "data"), "--tenants", tenants)
+	demoAsset := "/acme/originals/" + uploadAsset(t, p, "sk_live_demo_server") + "/load.png"
+	docsAsset := "/acme/originals/" + uploadAsset(t, p, "sk_live_docs_server") + "/load.png"
 
 	const (
 		demoKey  = "pk_live_demo_web"
@@ -64,6 +68,10 @@ func TestTenantDomainKeys(t *testing.T) {
 		{"embed: malformed key", "forms.customer.test", "/f/contact?key=sk_live_demo_server", "", 400, "VALIDATION_FAILED", ""},
 		{"embed: the script", "forms.customer.test", "/forms.js", "", 200, "", "GatehouseFormsBase"},
 		{"embed: API absent", "forms.customer.test", records("demo"), demoKey, 404, "NOT_FOUND", ""},
+		{"assets: own asset", "img.customer.test", demoAsset, "", 200, "", "PNG"},
+		{"assets: other project's asset", "img.customer.test", docsAsset, "", 404, "ASSET_NOT_FOUND", ""},
+		{"assets: API absent", "img.customer.test", records("demo"), demoKey, 404, "NOT_FOUND", ""},
+		{"own host: any project's asset", "", "/cdn" + docsAsset, "", 200, "", "PNG"},
 		{"own host: embed page, any project's key", "", "/embed/f/contact?key=" + otherKey, "", 200, "", `data-key="pk_live_docs_web"`},
 	} {
 		req, _ := http.NewRequest(http.MethodGet, p.url+tc.path, nil)
