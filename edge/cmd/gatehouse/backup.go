@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -63,7 +62,13 @@ func backupCmd(ctx context.Context, args []string, stdout io.Writer, env []strin
 	}
 	var write func(w io.Writer) error
 	if online {
-		write = func(w io.Writer) error { return client().download(ctx, "/backup", w) }
+		write = func(w io.Writer) error {
+			ac, err := client()
+			if err != nil {
+				return err
+			}
+			return ac.backup(ctx, w)
+		}
 	} else {
 		cfg, err := layerConfig(*cfgFile, env)
 		if err != nil {
@@ -157,28 +162,20 @@ func writeVerified(path string, write func(io.Writer) error) (backup.Manifest, e
 	return m, os.Rename(f.Name(), path)
 }
 
-// download streams an admin GET's body into w.
-func (c *adminClient) download(ctx context.Context, path string, w io.Writer) error {
-	if c.token == "" {
-		return fmt.Errorf("an admin token is required: --token or GATEHOUSE_ADMIN_TOKEN")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.server+"/admin/v1"+path, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := c.http.Do(req)
+// backup streams the running server's backup archive (GET /admin/v1/backup) into w; the
+// archive is not held in memory, so the untyped answer of the generated client is read here.
+func (c *adminClient) backup(ctx context.Context, w io.Writer) error {
+	resp, err := c.api.DownloadBackup(ctx)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		e := &apiError{Method: http.MethodGet, Path: path, Status: resp.StatusCode}
-		if json.Unmarshal(raw, e) != nil || e.Message == "" {
-			e.Message = strings.TrimSpace(string(raw))
+		if err := refused(resp, raw); err != nil {
+			return err
 		}
-		return e
+		return fmt.Errorf("GET /backup: %d answer, want 200", resp.StatusCode)
 	}
 	_, err = io.Copy(w, resp.Body)
 	return err

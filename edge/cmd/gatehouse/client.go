@@ -13,22 +13,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apiclient"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
-// adminClient talks to a running server's admin API.
+// adminClient talks to a running server's admin API through edge/apiclient, the client
+// generated from the OpenAPI document the server serves, so the CLI's requests and the answers
+// it reads are the contract's.
 type adminClient struct {
-	server, token string
-	http          *http.Client
+	api *apiclient.ClientWithResponses
 }
 
-// clientFlags adds --server and --token to fs, defaulting from the environment.
-func clientFlags(fs *flag.FlagSet, env []string) func() *adminClient {
+// clientFlags adds --server and --token to fs, defaulting from the environment. The function it
+// returns builds the client once the flags are parsed; it fails without an admin token.
+func clientFlags(fs *flag.FlagSet, env []string) func() (*adminClient, error) {
 	// The environment is read after parsing, not shown as a default: --help must not print
 	// the admin token.
 	server := fs.String("server", "", "server base URL (default $GATEHOUSE_SERVER or http://localhost:8787)")
 	token := fs.String("token", "", "admin token (default $GATEHOUSE_ADMIN_TOKEN)")
-	return func() *adminClient {
+	return func() (*adminClient, error) {
 		s, tok := *server, *token
 		if s == "" {
 			s = envOr(env, "GATEHOUSE_SERVER", "http://localhost:8787")
@@ -36,7 +39,19 @@ func clientFlags(fs *flag.FlagSet, env []string) func() *adminClient {
 		if tok == "" {
 			tok = envOr(env, "GATEHOUSE_ADMIN_TOKEN", "")
 		}
-		return &adminClient{server: strings.TrimRight(s, "/"), token: tok, http: &http.Client{Timeout: 10 * time.Minute}}
+		if tok == "" {
+			return nil, fmt.Errorf("an admin token is required: --token or GATEHOUSE_ADMIN_TOKEN")
+		}
+		api, err := apiclient.NewClientWithResponses(strings.TrimRight(s, "/"),
+			apiclient.WithHTTPClient(&http.Client{Timeout: 10 * time.Minute}),
+			apiclient.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+				req.Header.Set("Authorization", "Bearer "+tok)
+				return nil
+			}))
+		if err != nil {
+			return nil, fmt.Errorf("--server %q: %w", s, err)
+		}
+		return &adminClient{api: api}, nil
 	}
 }
 
@@ -49,40 +64,37 @@ func envOr(env []string, name, def string) string {
 	return def
 }
 
-// do sends one admin request and decodes a JSON answer into out (when not nil).
-func (c *adminClient) do(ctx context.Context, method, path, contentType string, body io.Reader, out any) error {
-	if c.token == "" {
-		return fmt.Errorf("an admin token is required: --token or GATEHOUSE_ADMIN_TOKEN")
+// answered returns the typed body of a successful answer: an *apiError for a status of 300
+// or more (its envelope decoded), an error when a 2xx answer lacks the documented body.
+// resp and raw are the generated response's HTTPResponse and Body, out its typed 2xx field.
+func answered[T any](resp *http.Response, raw []byte, out *T) (*T, error) {
+	if err := refused(resp, raw); err != nil {
+		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.server+"/admin/v1"+path, body)
-	if err != nil {
-		return err
+	if out == nil {
+		return nil, fmt.Errorf("%s %s: %d answer without the documented JSON body", resp.Request.Method, adminPath(resp), resp.StatusCode)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+	return out, nil
+}
+
+// refused turns an answer of 300 or more into an *apiError; nil for a success.
+func refused(resp *http.Response, raw []byte) error {
+	if resp.StatusCode < 300 {
+		return nil
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
+	e := &apiError{Method: resp.Request.Method, Path: adminPath(resp), Status: resp.StatusCode}
+	if json.Unmarshal(raw, e) != nil || e.Message == "" {
+		e.Message = strings.TrimSpace(string(raw))
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return err
+	return e
+}
+
+// adminPath is the request's path below /admin/v1, as errors show it.
+func adminPath(resp *http.Response) string {
+	if _, p, ok := strings.Cut(resp.Request.URL.Path, "/admin/v1"); ok {
+		return p
 	}
-	if resp.StatusCode >= 300 {
-		e := &apiError{Method: method, Path: path, Status: resp.StatusCode}
-		_ = json.Unmarshal(raw, e)
-		if e.Message == "" {
-			e.Message = strings.TrimSpace(string(raw))
-		}
-		return e
-	}
-	if out != nil && len(raw) > 0 {
-		return json.Unmarshal(raw, out)
-	}
-	return nil
+	return resp.Request.URL.Path
 }
 
 // apiError is an error answer of the admin API.
@@ -137,19 +149,16 @@ func applyCmd(ctx context.Context, args []string, stdout io.Writer, env []string
 	if err != nil {
 		return err
 	}
-	var rep struct {
-		Changed   bool `json:"changed"`
-		Created   int  `json:"created"`
-		Updated   int  `json:"updated"`
-		Deleted   int  `json:"deleted"`
-		Unchanged int  `json:"unchanged"`
-		Changes   []struct {
-			Op, Kind, Path string
-		} `json:"changes"`
-		Generated []struct{ Org, Project, Name, Value string } `json:"generatedKeys"`
-		Secrets   []tenancy.GeneratedSecret                    `json:"generatedSecrets"`
+	ac, err := client()
+	if err != nil {
+		return err
 	}
-	if err := client().do(ctx, http.MethodPost, "/apply", "application/yaml", bytes.NewReader(raw), &rep); err != nil {
+	res, err := ac.api.ApplyTenantsWithBodyWithResponse(ctx, "application/yaml", bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	rep, err := answered(res.HTTPResponse, res.Body, res.JSON200)
+	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && len(ae.Details) > 0 {
 			return errors.New(ae.inFile(*file))
@@ -159,13 +168,17 @@ func applyCmd(ctx context.Context, args []string, stdout io.Writer, env []string
 	if !rep.Changed {
 		fmt.Fprintf(stdout, "no change (%d entities unchanged)\n", rep.Unchanged)
 	}
-	for _, c := range rep.Changes {
+	for _, c := range deref(rep.Changes) {
 		fmt.Fprintf(stdout, "%s %s %s\n", c.Op, c.Kind, c.Path)
 	}
-	for _, g := range rep.Generated {
-		fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, g.Project, g.Name), g.Value)
+	for _, g := range deref(rep.GeneratedKeys) {
+		fmt.Fprintf(stdout, "generated key %s (shown once): %s\n", keyLabel(g.Org, deref(g.Project), g.Name), g.Value)
 	}
-	printSecrets(stdout, rep.Secrets)
+	secrets := make([]tenancy.GeneratedSecret, 0, len(deref(rep.GeneratedSecrets)))
+	for _, g := range deref(rep.GeneratedSecrets) {
+		secrets = append(secrets, tenancy.GeneratedSecret{Org: deref(g.Org), Project: deref(g.Project), Kind: g.Kind, Name: g.Name, Value: g.Value})
+	}
+	printSecrets(stdout, secrets)
 	return nil
 }
 
@@ -200,11 +213,26 @@ func keysCmd(ctx context.Context, args []string, stdout io.Writer, env []string)
 		if *name == "" {
 			return fmt.Errorf("--name is required")
 		}
-		path := "/orgs/" + *org + "/keys/" + *name
-		if *project != "" {
-			path = "/orgs/" + *org + "/projects/" + *project + "/keys/" + *name
+		ac, err := client()
+		if err != nil {
+			return err
 		}
-		if err := client().do(ctx, http.MethodDelete, path, "", nil, nil); err != nil {
+		var resp *http.Response
+		var raw []byte
+		if *project == "" {
+			res, err := ac.api.RevokeOrgKeyWithResponse(ctx, *org, *name)
+			if err != nil {
+				return err
+			}
+			resp, raw = res.HTTPResponse, res.Body
+		} else {
+			res, err := ac.api.RevokeProjectKeyWithResponse(ctx, *org, *project, *name)
+			if err != nil {
+				return err
+			}
+			resp, raw = res.HTTPResponse, res.Body
+		}
+		if err := refused(resp, raw); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "revoked %s\n", keyLabel(*org, *project, *name))
@@ -216,12 +244,40 @@ func keysCmd(ctx context.Context, args []string, stdout io.Writer, env []string)
 			list = append(list, p)
 		}
 	}
-	body, _ := json.Marshal(map[string]any{"org": *org, "project": *project, "name": *name, "kind": *kind, "products": list})
-	var out struct{ Org, Project, Name, Value string }
-	if err := client().do(ctx, http.MethodPost, "/keys", "application/json", bytes.NewReader(body), &out); err != nil {
+	ac, err := client()
+	if err != nil {
+		return err
+	}
+	res, err := ac.api.CreateKeyWithResponse(ctx, apiclient.CreateKeyJSONRequestBody{
+		Org: org, Project: optional(*project), Name: optional(*name),
+		Kind: optional(apiclient.CreateKeyJSONBodyKind(*kind)), Products: &list,
+	})
+	if err != nil {
+		return err
+	}
+	out, err := answered(res.HTTPResponse, res.Body, res.JSON201)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s\n", out.Value)
-	fmt.Fprintf(os.Stderr, "key %s created; the value above is shown once and cannot be read again\n", keyLabel(out.Org, out.Project, out.Name))
+	fmt.Fprintf(os.Stderr, "key %s created; the value above is shown once and cannot be read again\n", keyLabel(out.Org, deref(out.Project), out.Name))
 	return nil
+}
+
+// optional is v as an optional field of a request: nil for the zero value.
+func optional[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
+}
+
+// deref is the value of an optional field of an answer, or its zero value.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

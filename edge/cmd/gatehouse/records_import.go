@@ -16,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/gatehouse-dev/gatehouse/edge/apiclient"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
 
@@ -92,42 +93,40 @@ func recordsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, en
 		}
 		in = f
 	}
-	ac := client()
-	if ac.token == "" {
-		return fmt.Errorf("an admin token is required: --token or GATEHOUSE_ADMIN_TOKEN")
+	ac, err := client()
+	if err != nil {
+		return err
 	}
 	imp := &importer{
-		client:   ac,
-		path:     "/projects/" + *project + "/collections/" + *collection + "/records:import",
-		file:     file,
-		maxLines: *batch,
-		stderr:   stderr,
+		client:     ac,
+		project:    *project,
+		collection: *collection,
+		file:       file,
+		maxLines:   *batch,
+		stderr:     stderr,
 	}
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		imp.bar = newImportBar(size, stderr)
 	}
-	err := imp.run(ctx, in, *skip)
+	err = imp.run(ctx, in, *skip)
 	fmt.Fprintln(stdout, imp.summary(*project, *collection))
 	return err
 }
 
 // importer sends one file's lines to the import route, batch by batch, and keeps the count.
 type importer struct {
-	client   *adminClient
-	path     string
-	file     string
-	maxLines int
-	stderr   io.Writer
-	bar      *progressbar.ProgressBar // nil when standard error is not a terminal
+	client              *adminClient
+	project, collection string
+	file                string
+	maxLines            int
+	stderr              io.Writer
+	bar                 *progressbar.ProgressBar // nil when standard error is not a terminal
 
 	start                             time.Time
 	lines                             int // lines read (sent or skipped)
 	stored, created, updated, skipped int
 	failed, shown                     int
 }
-
-// importReport is the answer of the import route (records.ImportReport).
-type importReport = records.ImportReport
 
 func (m *importer) run(ctx context.Context, in io.Reader, skip int) error {
 	m.start = time.Now()
@@ -158,8 +157,7 @@ func (m *importer) run(ctx context.Context, in io.Reader, skip int) error {
 			m.fail(l, fmt.Sprintf("longer than %d bytes", records.MaxImportLine))
 		}
 		t0 := time.Now()
-		var rep importReport
-		err = m.client.do(ctx, http.MethodPost, m.path, "application/x-ndjson", bytes.NewReader(buf.Bytes()), &rep)
+		rep, err := m.send(ctx, buf.Bytes())
 		if err != nil {
 			m.finishBar()
 			return m.sendFailed(ctx, b, err)
@@ -167,15 +165,24 @@ func (m *importer) run(ctx context.Context, in io.Reader, skip int) error {
 		m.stored += rep.Imported
 		m.created += rep.Created
 		m.updated += rep.Updated
-		for _, e := range rep.Errors {
+		for _, e := range deref(rep.Errors) {
 			m.fail(b.first+e.Line-1, e.Problem)
 		}
 		// The route lists at most 100 bad lines per request; the rest are counted.
-		m.failed += rep.Failed - len(rep.Errors)
+		m.failed += rep.Failed - len(deref(rep.Errors))
 		m.lines = b.first + b.lines - 1
 		m.progress(src.read)
 		want = nextBatch(b.lines, time.Since(t0), m.maxLines)
 	}
+}
+
+// send posts one batch of NDJSON lines to the import route.
+func (m *importer) send(ctx context.Context, lines []byte) (*apiclient.ImportReport, error) {
+	res, err := m.client.api.ImportRecordsWithBodyWithResponse(ctx, m.project, m.collection, "application/x-ndjson", bytes.NewReader(lines))
+	if err != nil {
+		return nil, err
+	}
+	return answered(res.HTTPResponse, res.Body, res.JSON200)
 }
 
 // nextBatch sizes the next request from how long the last one took: about importTarget,

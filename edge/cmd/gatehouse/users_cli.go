@@ -2,17 +2,15 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/edge/accounts"
+	"github.com/gatehouse-dev/gatehouse/edge/apiclient"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
@@ -55,8 +53,7 @@ func usersCmd(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	if *data != "" {
 		u, err = createUserOffline(ctx, *data, env, nu)
 	} else {
-		body, _ := json.Marshal(map[string]any{"email": nu.Email, "password": nu.Password, "operator": nu.Operator, "org": nu.Org, "role": nu.Role})
-		err = client().do(ctx, http.MethodPost, "/users", "application/json", bytes.NewReader(body), &u)
+		u, err = createUserOnline(ctx, client, nu)
 	}
 	if err != nil {
 		return err
@@ -120,4 +117,24 @@ func createUserOffline(ctx context.Context, dataDir string, env []string, nu acc
 		return accounts.User{}, err
 	}
 	return users.CreateUser(ctx, nu)
+}
+
+// createUserOnline creates the user through a running server's admin API (POST /users).
+func createUserOnline(ctx context.Context, client func() (*adminClient, error), nu accounts.NewUser) (accounts.User, error) {
+	ac, err := client()
+	if err != nil {
+		return accounts.User{}, err
+	}
+	res, err := ac.api.CreateUserWithResponse(ctx, apiclient.CreateUserJSONRequestBody{
+		Email: nu.Email, Password: nu.Password, Operator: optional(nu.Operator),
+		Org: optional(nu.Org), Role: optional(apiclient.CreateUserJSONBodyRole(nu.Role)),
+	})
+	if err != nil {
+		return accounts.User{}, err
+	}
+	u, err := answered(res.HTTPResponse, res.Body, res.JSON201)
+	if err != nil {
+		return accounts.User{}, err
+	}
+	return accounts.User{Email: u.Email, Operator: u.Operator, Org: deref(u.Org), Role: deref(u.Role)}, nil
 }

@@ -1615,9 +1615,18 @@ export interface components {
             updated: number;
             deleted: number;
             unchanged: number;
-            changes: Record<string, unknown>[] | null;
+            changes: components["schemas"]["AppliedChange"][] | null;
             generatedKeys?: components["schemas"]["GeneratedKey"][];
             generatedSecrets?: components["schemas"]["GeneratedSecret"][];
+        };
+        /** @description One entity an apply created, updated or deleted. */
+        AppliedChange: {
+            /** @enum {string} */
+            op: "created" | "updated" | "deleted";
+            /** @description org, project, key, form, captcha, template, sender, suppression, connection, collection, record, plugin, module */
+            kind: string;
+            /** @description The entity's name: `acme`, `demo/contact`, `demo/posts/post-1`, `acme/demo/web` (a project key). */
+            path: string;
         };
         /** @description A key made by the gateway, with its value (shown once). */
         GeneratedKey: {
