@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"slices"
@@ -245,7 +246,7 @@ func (m *Manager) syncTenants(ctx context.Context, managed *certmagic.Config, ca
 	}
 	m.mu.Lock()
 	prev := m.tenants
-	m.tenants = listed
+	m.tenants = maps.Clone(listed) // decide adds to it meanwhile
 	m.mu.Unlock()
 	var gone []certmagic.SubjectIssuer
 	for h := range prev {
