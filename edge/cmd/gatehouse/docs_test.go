@@ -86,8 +86,11 @@ func TestDocsCommandsRunAsPrinted(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	if err := os.Symlink(filepath.Join(repo, "configs"), filepath.Join(work, "configs")); err != nil {
-		t.Fatal(err)
+	// configs/ for the gateway; docs/ for the example that copies docs/examples/go-client.
+	for _, dir := range []string{"configs", "docs"} {
+		if err := os.Symlink(filepath.Join(repo, dir), filepath.Join(work, dir)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.Mkdir(filepath.Join(work, "bin"), 0o755); err != nil {
 		t.Fatal(err)
@@ -119,8 +122,9 @@ func TestDocsCommandsRunAsPrinted(t *testing.T) {
 		"docs/membership.md": {"HTTP 304 ", "HTTP 403 ", "HTTP 404 "},
 		"docs/email.md":      {`"status":"queued"`, `"status":"spam"`},
 		"docs/records.md":    {"2 lines read, 2 stored"},
+		"docs/api.md":        {`{"components":{`, "form contact ("},
 	}
-	files := []string{"README.md", "docs/files.md", "docs/forms.md", "docs/email.md", "docs/membership.md", "docs/records.md"}
+	files := []string{"README.md", "docs/files.md", "docs/forms.md", "docs/email.md", "docs/membership.md", "docs/records.md", "docs/api.md"}
 	requests, ran := 0, 0
 	for _, name := range files {
 		var out strings.Builder
