@@ -6,6 +6,8 @@
 //          <script src="{embed_host}/forms.js" async></script>
 // The API base is the element's data-api, else window.GatehouseFormsBase (the embed host
 // sets it), else derived from the script's own URL ({public_url}/embed/forms.js -> {public_url}/forms).
+// Requests go through @gatehouse/client, typed from the gateway's OpenAPI document.
+import { ApiError, createClient, type GatehouseClient } from '@gatehouse/client';
 import type { Definition, Field, Problem, Value } from './types';
 import { validate } from './validate';
 
@@ -46,6 +48,17 @@ function apiBase(explicit?: string): string {
     return `${u.origin}${path}/forms`;
   }
   return `${location.origin}/forms`;
+}
+
+/** The typed client of the gateway whose forms base URL is api ({public_url}/forms). */
+function client(api: string, key: string): GatehouseClient {
+  return createClient({ baseUrl: api.replace(/\/forms$/, ''), apiKey: key });
+}
+
+/** The envelope's message of a refusal, when it has one. */
+function envelopeMessage(e: ApiError): string | undefined {
+  const b = e.body as { message?: unknown } | undefined;
+  return typeof b?.message === 'string' && b.message ? b.message : undefined;
 }
 
 function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
@@ -230,14 +243,18 @@ export async function mount(el: HTMLElement, opts: MountOptions): Promise<void> 
   const api = apiBase(opts.api);
   const uid = String(++counter);
   el.setAttribute('data-gatehouse-state', 'loading');
+  const gh = client(api, opts.key);
   let def: Definition;
   try {
-    const res = await fetch(`${api}/forms/${encodeURIComponent(opts.slug)}`, { headers: { 'X-API-Key': opts.key } });
-    const body = await res.json().catch(() => ({}));
-    if (!res.ok) throw new Error(MESSAGES[body.error] ?? body.message ?? `The form could not be loaded (${res.status}).`);
-    def = body as Definition;
+    def = (await gh.GET('/forms/forms/{slug}', { params: { path: { slug: opts.slug } } })).data;
   } catch (e) {
-    el.replaceChildren(h('p', { class: 'gh-status gh-status-error', role: 'alert' }, e instanceof Error ? e.message : String(e)));
+    const msg =
+      e instanceof ApiError
+        ? (MESSAGES[e.code ?? ''] ?? envelopeMessage(e) ?? `The form could not be loaded (${e.status}).`)
+        : e instanceof Error
+          ? e.message
+          : String(e);
+    el.replaceChildren(h('p', { class: 'gh-status gh-status-error', role: 'alert' }, msg));
     el.setAttribute('data-gatehouse-state', 'error');
     return;
   }
@@ -247,7 +264,7 @@ export async function mount(el: HTMLElement, opts: MountOptions): Promise<void> 
     errors: new Map(),
     controls: new Map(),
     status: h('p', { class: 'gh-status', role: 'status', 'aria-live': 'polite' }),
-    submit: h('button', { type: 'submit', class: 'gh-submit' }, String(def.settings.submitLabel ?? 'Send')),
+    submit: h('button', { type: 'submit', class: 'gh-submit' }, String(def.settings?.submitLabel ?? 'Send')),
   };
   form.append(h('h2', { id: `gh-${uid}-title` }, def.title || def.slug));
   for (const f of def.fields) form.append(renderField(f, uid, r));
@@ -261,7 +278,7 @@ export async function mount(el: HTMLElement, opts: MountOptions): Promise<void> 
   form.append(r.submit, r.status);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    void submit(def, r, api, opts, provider, el);
+    void submit(def, r, gh, opts, provider, el);
   });
   el.replaceChildren(form);
   pendingCaptcha?.();
@@ -269,7 +286,7 @@ export async function mount(el: HTMLElement, opts: MountOptions): Promise<void> 
   notifyHeight();
 }
 
-async function submit(def: Definition, r: Rendered, api: string, opts: MountOptions, provider: string, el: HTMLElement): Promise<void> {
+async function submit(def: Definition, r: Rendered, gh: GatehouseClient, opts: MountOptions, provider: string, el: HTMLElement): Promise<void> {
   const values = readValues(def, r.form);
   const problems = validate(def.fields, values);
   if (problems.length > 0) {
@@ -284,8 +301,8 @@ async function submit(def: Definition, r: Rendered, api: string, opts: MountOpti
     return;
   }
   const hasFiles = def.fields.some((f) => f.type === 'file' && (values[f.name] as File[]).length > 0);
-  let body: BodyInit;
-  const headers: Record<string, string> = { 'X-API-Key': opts.key };
+  // multipart (FormData, which openapi-fetch sends as is) when files are attached, else JSON.
+  let body: FormData | { data: Record<string, unknown>; 'captcha-response'?: string };
   if (hasFiles) {
     const fd = new FormData();
     for (const f of def.fields) {
@@ -303,47 +320,43 @@ async function submit(def: Definition, r: Rendered, api: string, opts: MountOpti
       if (v === undefined || v === '' || (Array.isArray(v) && v.length === 0 && f.type !== 'multiselect')) continue;
       data[f.name] = f.type === 'number' ? Number(v) : v;
     }
-    const payload: Record<string, unknown> = { data };
-    if (token) payload['captcha-response'] = token;
-    body = JSON.stringify(payload);
-    headers['Content-Type'] = 'application/json';
+    body = token ? { data, 'captcha-response': token } : { data };
   }
   r.submit.disabled = true;
   setStatus(r, 'Sending…', false);
   el.setAttribute('data-gatehouse-state', 'submitting');
   try {
-    const res = await fetch(`${api}/forms/${encodeURIComponent(opts.slug)}/submit`, { method: 'POST', headers, body });
-    const out = await res.json().catch(() => ({}));
-    if (res.status === 201) {
-      const redirect = def.settings.redirectUrl;
-      if (typeof redirect === 'string' && /^https?:\/\//.test(redirect)) {
-        (window.top ?? window).location.href = redirect;
-        return;
-      }
-      const msg = typeof def.settings.successMessage === 'string' ? def.settings.successMessage : 'Thanks! Your submission was received.';
-      const ok = h('div', { class: 'gh-success', role: 'status', 'aria-live': 'polite', tabindex: '-1' }, msg);
-      ok.dataset.submissionId = out.id ?? '';
-      r.form.replaceChildren(ok);
-      ok.focus();
-      el.setAttribute('data-gatehouse-state', 'success');
-      notifyHeight();
+    const { data: out } = await gh.POST('/forms/forms/{slug}/submit', {
+      params: { path: { slug: opts.slug } },
+      // The document lists JSON, urlencoded and multipart bodies; FormData is the multipart one.
+      body: body as { data: Record<string, unknown> },
+    });
+    const redirect = def.settings?.redirectUrl;
+    if (typeof redirect === 'string' && /^https?:\/\//.test(redirect)) {
+      (window.top ?? window).location.href = redirect;
       return;
     }
+    const msg = typeof def.settings?.successMessage === 'string' ? def.settings.successMessage : 'Thanks! Your submission was received.';
+    const ok = h('div', { class: 'gh-success', role: 'status', 'aria-live': 'polite', tabindex: '-1' }, msg);
+    ok.dataset.submissionId = out.id ?? '';
+    r.form.replaceChildren(ok);
+    ok.focus();
+    el.setAttribute('data-gatehouse-state', 'success');
+  } catch (e) {
     el.setAttribute('data-gatehouse-state', 'error');
-    if (out.error === 'VALIDATION_FAILED' && Array.isArray(out.details)) {
-      showProblems(r, out.details as Problem[]);
-    } else if (res.status === 429) {
-      const after = res.headers.get('Retry-After');
+    if (!(e instanceof ApiError)) {
+      setStatus(r, 'The network failed. Please try again.', true);
+    } else if (e.code === 'VALIDATION_FAILED' && e.details.length > 0) {
+      showProblems(r, e.details as Problem[]);
+    } else if (e.status === 429) {
+      const after = e.response.headers.get('Retry-After');
       setStatus(r, `Too many submissions. Please try again${after ? ` in ${after} s` : ' shortly'}.`, true);
-    } else if (res.status === 413) {
+    } else if (e.status === 413) {
       setStatus(r, 'The submission is too large.', true);
     } else {
-      setStatus(r, MESSAGES[out.error] ?? out.message ?? `The submission failed (${res.status}).`, true);
+      setStatus(r, MESSAGES[e.code ?? ''] ?? envelopeMessage(e) ?? `The submission failed (${e.status}).`, true);
     }
-    if (out.error?.startsWith?.('CAPTCHA')) resetCaptcha(provider);
-  } catch {
-    el.setAttribute('data-gatehouse-state', 'error');
-    setStatus(r, 'The network failed. Please try again.', true);
+    if (e instanceof ApiError && e.code?.startsWith('CAPTCHA')) resetCaptcha(provider);
   } finally {
     r.submit.disabled = false;
     notifyHeight();

@@ -1,30 +1,10 @@
-/** One field of a form definition, as GET {forms_base_url}/forms/{slug} returns it. */
-export interface Field {
-  name: string;
-  type: string;
-  label: string;
-  required: boolean;
-  placeholder?: string;
-  helpText?: string;
-  minLength?: number;
-  maxLength?: number;
-  min?: number;
-  max?: number;
-  pattern?: string;
-  options?: string[];
-  accept?: string[];
-  multiple?: boolean;
-  maxSizeMB?: number;
-}
+import type { Schema } from '@gatehouse/client';
 
-/** A form definition. */
-export interface Definition {
-  slug: string;
-  title: string;
-  fields: Field[];
-  settings: { successMessage?: string; redirectUrl?: string | null; submitLabel?: string; [k: string]: unknown };
-  captcha?: { provider: string; siteKey?: string };
-}
+/** One field of a form definition, as GET {forms_base_url}/forms/{slug} returns it (the document's FormField). */
+export type Field = Schema<'FormField'>;
+
+/** A form definition (the document's FormDefinition); settings may be null. */
+export type Definition = Schema<'FormDefinition'>;
 
 /** A value the form holds for one field. */
 export type Value = string | boolean | string[] | File[] | undefined;
