@@ -128,7 +128,7 @@ func TestTransitiveDependencyRules(t *testing.T) {
 		{
 			target: "github.com/redis/go-redis", door: under("edge/ratelimit/redisrate", "edge/bus", "edge/redistest"),
 			applies: func(p string) bool { return isModule(p) && !under("edge/cmd")(p) },
-			reason:  "Redis is a deployment choice of many nodes: the shared limiter and the change feed hide it behind ratelimit.Allower and tenancy.Change, so products and the rest of edge run without it",
+			reason:  "Redis is a deployment choice of many nodes: the shared limiter and the change feed hide it behind ratelimit.Allower and journal.Change, so products and the rest of edge run without it",
 		},
 		{
 			target: "github.com/go-redis/redis_rate", door: under("edge/ratelimit/redisrate"), applies: isModule,

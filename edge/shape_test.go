@@ -279,7 +279,7 @@ func TestConstructorsTakeOptions(t *testing.T) {
 	t.Parallel()
 	// Constructors of values, not components, take the one value they wrap (a key, a folder, a
 	// cache size); files.NewHost and admin.NewPlugins, like NewAPI, take what they serve.
-	values := map[string]bool{"NewSigner": true, "NewVariantSigner": true, "NewSecret": true, "NewKeyValue": true, "NewCache": true,
+	values := map[string]bool{"NewSigner": true, "NewVariantSigner": true, "NewSecret": true, "NewKeyValue": true,
 		"NewLocal": true, "NewHost": true, "NewPlugins": true}
 	checked := 0
 	for _, dir := range componentDirs(t) {

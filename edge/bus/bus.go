@@ -1,4 +1,4 @@
-// Package bus carries tenancy.Change events between the nodes of a deployment, so that every
+// Package bus carries journal.Change events between the nodes of a deployment, so that every
 // node's caches, key lookups and plugins follow a change made on any node within a second
 // (decisions.md 8.4: a key revoked on one node is refused on every node).
 //
@@ -15,7 +15,7 @@
 //
 // Node B's loop receives the message, ignores its own, and hands the changes (marked Remote)
 // to Options.Deliver — tenancy.Service.Notify, so every local listener runs: the products'
-// tenancy.Caches, the auth key cache purge, the plugin registry sync, the webhooks list. B keeps
+// tenantcache.Caches, the auth key cache purge, the plugin registry sync, the webhooks list. B keeps
 // no tenancy data of its own in memory to reload: tenancy reads orgs, projects and keys from
 // the store on each miss.
 //
@@ -55,10 +55,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // Options configures New.
@@ -73,7 +74,7 @@ type Options struct {
 	// Node names this node in events (random when empty): a node ignores its own.
 	Node string
 	// Deliver hands changes made on other nodes to this node's listeners (tenancy.Service.Notify).
-	Deliver func(ctx context.Context, changes []tenancy.Change)
+	Deliver func(ctx context.Context, changes []journal.Change)
 	// Kinds and Projects describe "everything" for a resync: one change of each kind without a
 	// project, and one "project" change per project. Kinds defaults to every kind tenancy and
 	// the products' sections use.
@@ -86,7 +87,7 @@ type Options struct {
 	Log    *slog.Logger
 }
 
-// defaultKinds are the kinds of tenancy.Change a resync names when Options.Kinds is empty.
+// defaultKinds are the kinds of journal.Change a resync names when Options.Kinds is empty.
 func defaultKinds() []string {
 	return []string{"org", "project", "key", "form", "captcha", "template", "sender", "suppression",
 		"connection", "collection", "record", "plugin", "module", "webhook"}
@@ -138,7 +139,7 @@ func New(o Options) (*Bus, error) {
 	return &Bus{o: o}, nil
 }
 
-// change is a tenancy.Change on the wire: names only.
+// change is a journal.Change on the wire: names only.
 type change struct {
 	Op      string `json:"op"`
 	Kind    string `json:"kind"`
@@ -154,7 +155,7 @@ type event struct {
 	Changes []change `json:"changes"`
 }
 
-func toWire(cs []tenancy.Change) []change {
+func toWire(cs []journal.Change) []change {
 	out := make([]change, 0, len(cs))
 	for _, c := range cs {
 		if !c.Remote {
@@ -164,10 +165,10 @@ func toWire(cs []tenancy.Change) []change {
 	return out
 }
 
-func fromWire(cs []change) []tenancy.Change {
-	out := make([]tenancy.Change, len(cs))
+func fromWire(cs []change) []journal.Change {
+	out := make([]journal.Change, len(cs))
 	for i, c := range cs {
-		out[i] = tenancy.Change{Op: c.Op, Kind: c.Kind, Org: c.Org, Project: c.Project, Name: c.Name, Remote: true}
+		out[i] = journal.Change{Op: c.Op, Kind: c.Kind, Org: c.Org, Project: c.Project, Name: c.Name, Remote: true}
 	}
 	return out
 }
@@ -180,12 +181,12 @@ func logKey(gen uint64) []byte { return store.Key("bus", "log", fmt.Sprintf("%02
 func parseGen(raw []byte) (uint64, error) { return strconv.ParseUint(string(raw), 10, 64) }
 
 // Append writes changes made on this node into the change journal, in txn: the transaction
-// that commits them. Its signature fits tenancy.Journal (wiring passes it to
+// that commits them. Its signature fits journal.Func (wiring passes it to
 // tenancy.Service.SetJournal), so a change and its journal entry commit together: a node that
 // crashes after the commit has announced the change all the same (the other nodes find it at
 // their next journal check). It returns the entry's generation, 0 when there is nothing to
 // announce (changes that came from another node).
-func (b *Bus) Append(txn *store.Txn, changes []tenancy.Change) (uint64, error) {
+func (b *Bus) Append(txn *store.Txn, changes []journal.Change) (uint64, error) {
 	wire := toWire(changes)
 	if len(wire) == 0 {
 		return 0, nil
@@ -222,7 +223,7 @@ func (b *Bus) Append(txn *store.Txn, changes []tenancy.Change) (uint64, error) {
 // published on Redis; others are appended to the journal first, in a transaction of their own
 // (a node that crashes before it leaves them unannounced, and a failure is only logged: the
 // change is committed).
-func (b *Bus) Publish(ctx context.Context, changes []tenancy.Change) {
+func (b *Bus) Publish(ctx context.Context, changes []journal.Change) {
 	wire := toWire(changes)
 	if len(wire) == 0 {
 		return
@@ -449,7 +450,7 @@ func (b *Bus) catchUp(ctx context.Context, gen uint64) {
 }
 
 // deliver hands a remote event to the local listeners and records its generation.
-func (b *Bus) deliver(ctx context.Context, gen uint64, changes []tenancy.Change) {
+func (b *Bus) deliver(ctx context.Context, gen uint64, changes []journal.Change) {
 	b.o.Deliver(ctx, changes)
 	b.delivered.Add(1)
 	b.advance(gen)
@@ -465,9 +466,9 @@ func (b *Bus) advance(gen uint64) {
 
 // resync tells the local listeners that anything may have changed, and takes gen as seen.
 func (b *Bus) resync(ctx context.Context, gen uint64) {
-	changes := make([]tenancy.Change, 0, len(b.o.Kinds))
+	changes := make([]journal.Change, 0, len(b.o.Kinds))
 	for _, k := range b.o.Kinds {
-		changes = append(changes, tenancy.Change{Op: "updated", Kind: k, Remote: true})
+		changes = append(changes, journal.Change{Op: "updated", Kind: k, Remote: true})
 	}
 	if b.o.Projects != nil {
 		projects, err := b.o.Projects(ctx)
@@ -475,7 +476,7 @@ func (b *Bus) resync(ctx context.Context, gen uint64) {
 			b.warn("listing projects for a resync", err)
 		}
 		for _, p := range projects {
-			changes = append(changes, tenancy.Change{Op: "updated", Kind: "project", Project: p, Remote: true})
+			changes = append(changes, journal.Change{Op: "updated", Kind: "project", Project: p, Remote: true})
 		}
 	}
 	b.o.Deliver(ctx, changes)

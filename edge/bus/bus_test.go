@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
@@ -58,8 +60,8 @@ func newNode(t *testing.T, name string, db *store.DB, rdb *redis.Client, channel
 	}
 	n := &node{name: name, ten: ten, remote: make(chan heard, 64)}
 	n.keys = auth.New(auth.Options{Lookup: n.ten, Size: 100})
-	n.ten.OnChange(func(context.Context, []tenancy.Change) { n.keys.Purge() })
-	n.ten.OnChange(func(_ context.Context, cs []tenancy.Change) {
+	n.ten.OnChange(func(context.Context, []journal.Change) { n.keys.Purge() })
+	n.ten.OnChange(func(_ context.Context, cs []journal.Change) {
 		if len(cs) > 0 && cs[0].Remote {
 			n.remote <- heard{time.Now(), cs}
 		}
@@ -92,7 +94,7 @@ func newNode(t *testing.T, name string, db *store.DB, rdb *redis.Client, channel
 
 // await returns the next changes another node made, as this node's listeners heard them, and
 // logs how long after since they came (when since is set: the time the change was made).
-func (n *node) await(t *testing.T, what string, since ...time.Time) []tenancy.Change {
+func (n *node) await(t *testing.T, what string, since ...time.Time) []journal.Change {
 	t.Helper()
 	select {
 	case h := <-n.remote:
@@ -108,7 +110,7 @@ func (n *node) await(t *testing.T, what string, since ...time.Time) []tenancy.Ch
 
 type heard struct {
 	at      time.Time
-	changes []tenancy.Change
+	changes []journal.Change
 }
 
 func (n *node) check(t *testing.T) error {
@@ -282,7 +284,7 @@ func TestCrashAfterCommitStillAnnounced(t *testing.T) {
 				t.Fatal(err)
 			}
 			busA, err := bus.New(bus.Options{DB: dbA, Redis: srv.Client(), Channel: channel, Node: "A",
-				Deliver: func(context.Context, []tenancy.Change) { t.Error("A delivered") }})
+				Deliver: func(context.Context, []journal.Change) { t.Error("A delivered") }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -360,7 +362,7 @@ func concurrentChanges(t *testing.T, srv *redistest.Server, backend string) {
 	}
 }
 
-func hasKind(cs []tenancy.Change, kind string) bool {
+func hasKind(cs []journal.Change, kind string) bool {
 	for _, c := range cs {
 		if c.Kind == kind {
 			return true

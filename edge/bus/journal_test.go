@@ -5,29 +5,30 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // journalNodes returns two buses on one store without Redis and without their loops, so the
 // test drives received and check itself; B's deliveries are recorded.
-func journalNodes(t *testing.T, retain int) (a, b *Bus, got *[][]tenancy.Change) {
+func journalNodes(t *testing.T, retain int) (a, b *Bus, got *[][]journal.Change) {
 	t.Helper()
 	db, err := store.Open(store.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	got = &[][]tenancy.Change{}
-	a, _ = New(Options{DB: db, Node: "A", Retain: retain, Deliver: func(context.Context, []tenancy.Change) { t.Fatal("A delivered") }})
+	got = &[][]journal.Change{}
+	a, _ = New(Options{DB: db, Node: "A", Retain: retain, Deliver: func(context.Context, []journal.Change) { t.Fatal("A delivered") }})
 	b, _ = New(Options{DB: db, Node: "B", Retain: retain, Kinds: []string{"key", "form"},
 		Projects: func(context.Context) ([]string, error) { return []string{"demo"}, nil },
-		Deliver:  func(_ context.Context, cs []tenancy.Change) { *got = append(*got, cs) }})
+		Deliver:  func(_ context.Context, cs []journal.Change) { *got = append(*got, cs) }})
 	return a, b, got
 }
 
-func keyChange(name string) []tenancy.Change {
-	return []tenancy.Change{{Op: "updated", Kind: "key", Org: "acme", Project: "demo", Name: name, Old: []byte(`{}`)}}
+func keyChange(name string) []journal.Change {
+	return []journal.Change{{Op: "updated", Kind: "key", Org: "acme", Project: "demo", Name: name, Old: []byte(`{}`)}}
 }
 
 // A message that arrives after the journal delivered its entry is dropped; one that skips
@@ -75,7 +76,7 @@ func TestTrimmedJournalResyncs(t *testing.T) {
 		a.Publish(ctx, keyChange(n))
 	}
 	b.check(ctx) // B saw nothing: entries 1-3 are gone
-	want := []tenancy.Change{
+	want := []journal.Change{
 		{Op: "updated", Kind: "key", Remote: true}, {Op: "updated", Kind: "form", Remote: true},
 		{Op: "updated", Kind: "project", Project: "demo", Remote: true},
 	}
@@ -93,7 +94,7 @@ func TestTrimmedJournalResyncs(t *testing.T) {
 	}
 }
 
-func equal(a, b []tenancy.Change) bool {
+func equal(a, b []journal.Change) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
+
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -43,7 +46,7 @@ const kindDomain = "domain"
 // from a cache that the section's changes (on any node) invalidate.
 type Domains struct {
 	db    *store.DB
-	cache *tenancy.Cache[storedDomain]
+	cache *tenantcache.Cache[storedDomain]
 }
 
 var (
@@ -54,7 +57,7 @@ var (
 
 // NewDomains returns the tenant domains kept in db.
 func NewDomains(db *store.DB) *Domains {
-	return &Domains{db: db, cache: tenancy.NewCache[storedDomain](10000)}
+	return &Domains{db: db, cache: tenantcache.New[storedDomain](10000)}
 }
 
 // Sections implements tenancy.Owner: a project's domains.
@@ -62,7 +65,7 @@ func (d *Domains) Sections() []tenancy.Section { return []tenancy.Section{domain
 
 // Changed implements tenancy.Owner: a change of any domain (or a project's removal) forgets
 // every cached answer, the "not listed" ones included.
-func (d *Domains) Changed(_ context.Context, changes []tenancy.Change) {
+func (d *Domains) Changed(_ context.Context, changes []journal.Change) {
 	for _, ch := range changes {
 		if ch.Kind == kindDomain || ch.Kind == "project" {
 			d.cache.Purge()

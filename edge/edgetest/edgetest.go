@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
@@ -119,7 +121,7 @@ func New(t testing.TB, o Options) *Harness {
 		t.Fatal(err)
 	}
 	keys := auth.New(auth.Options{Lookup: ten, Size: 1000})
-	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
+	ten.OnChange(func(context.Context, []journal.Change) { keys.Purge() })
 	reg := prometheus.NewRegistry()
 	h := &Harness{Deps: Deps{Config: cfg, Log: log, DB: db, Tenancy: ten, Auth: keys, Registry: reg, Dir: dir}, URL: base, t: t}
 	var products []edge.Product

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -127,7 +129,7 @@ func (r *Registry) PutPlugin(ctx context.Context, project string, p Plugin) (cre
 	if err != nil {
 		return false, err
 	}
-	var changes []tenancy.Change
+	var changes []journal.Change
 	err = r.db.Update(ctx, func(txn *store.Txn) error {
 		old, err := txn.Get(regKey(project, p.Name))
 		if errors.Is(err, store.ErrNotFound) {
@@ -142,7 +144,7 @@ func (r *Registry) PutPlugin(ctx context.Context, project string, p Plugin) (cre
 		if old == nil {
 			op, created = "created", true
 		}
-		changes = []tenancy.Change{{Op: op, Kind: "plugin", Project: project, Name: p.Name, Old: old, New: raw}}
+		changes = []journal.Change{{Op: op, Kind: "plugin", Project: project, Name: p.Name, Old: old, New: raw}}
 		return r.ten.Record(txn, changes)
 	})
 	if err != nil {
@@ -155,7 +157,7 @@ func (r *Registry) PutPlugin(ctx context.Context, project string, p Plugin) (cre
 // DeletePlugin removes a project's registration (ErrNotFound when there is none): its module
 // stays uploaded, attached to nothing.
 func (r *Registry) DeletePlugin(ctx context.Context, project, name string) error {
-	var changes []tenancy.Change
+	var changes []journal.Change
 	err := r.db.Update(ctx, func(txn *store.Txn) error {
 		old, err := txn.Get(regKey(project, name))
 		if errors.Is(err, store.ErrNotFound) {
@@ -167,7 +169,7 @@ func (r *Registry) DeletePlugin(ctx context.Context, project, name string) error
 		if err := txn.Delete(regKey(project, name)); err != nil {
 			return err
 		}
-		changes = []tenancy.Change{{Op: "deleted", Kind: "plugin", Project: project, Name: name, Old: old}}
+		changes = []journal.Change{{Op: "deleted", Kind: "plugin", Project: project, Name: name, Old: old}}
 		return r.ten.Record(txn, changes)
 	})
 	if err != nil {

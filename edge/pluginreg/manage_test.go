@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
@@ -43,8 +45,8 @@ func TestModulesAttachDetach(t *testing.T) {
 	if _, err := ten.Apply(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	var heard []tenancy.Change
-	ten.OnChange(func(_ context.Context, cs []tenancy.Change) { heard = append(heard, cs...) })
+	var heard []journal.Change
+	ten.OnChange(func(_ context.Context, cs []journal.Change) { heard = append(heard, cs...) })
 	module := []byte("\x00asm\x01\x00\x00\x00")
 	if err := reg.PutModule(ctx, "site", "guard", module); err != nil {
 		t.Fatal(err)

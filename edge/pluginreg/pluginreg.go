@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -224,7 +226,7 @@ func New(o Options) *Registry { return &Registry{db: o.DB, ten: o.Tenancy} }
 func (r *Registry) Sections() []tenancy.Section { return []tenancy.Section{Section{r}} }
 
 // Changed implements tenancy.Owner; the registry caches nothing.
-func (r *Registry) Changed(context.Context, []tenancy.Change) {}
+func (r *Registry) Changed(context.Context, []journal.Change) {}
 
 var _ tenancy.Owner = (*Registry)(nil)
 
@@ -273,7 +275,7 @@ func (r *Registry) PutModule(ctx context.Context, project, name string, module [
 			return &tenancy.RefusedError{Problems: []tenancy.Problem{{Path: "body", Message: err.Error()}}}
 		}
 	}
-	changes := []tenancy.Change{{Op: "updated", Kind: "module", Project: project, Name: name}}
+	changes := []journal.Change{{Op: "updated", Kind: "module", Project: project, Name: name}}
 	err := r.db.Update(ctx, func(txn *store.Txn) error {
 		if err := txn.Set(moduleKey(project, name), module); err != nil {
 			return err

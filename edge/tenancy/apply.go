@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -24,13 +26,13 @@ type GeneratedKey struct {
 
 // Report says what an apply changed.
 type Report struct {
-	Changed   bool           `json:"changed"`
-	Created   int            `json:"created"`
-	Updated   int            `json:"updated"`
-	Deleted   int            `json:"deleted"`
-	Unchanged int            `json:"unchanged"`
-	Changes   []Change       `json:"changes"`
-	Generated []GeneratedKey `json:"generatedKeys,omitempty"`
+	Changed   bool             `json:"changed"`
+	Created   int              `json:"created"`
+	Updated   int              `json:"updated"`
+	Deleted   int              `json:"deleted"`
+	Unchanged int              `json:"unchanged"`
+	Changes   []journal.Change `json:"changes"`
+	Generated []GeneratedKey   `json:"generatedKeys,omitempty"`
 	// Secrets are other secrets the apply generated (webhook signing secrets): shown once.
 	Secrets []GeneratedSecret `json:"generatedSecrets,omitempty"`
 }
@@ -76,7 +78,7 @@ func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
 	defer s.applyMu.Unlock()
 	var rep *Report
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
-		rep = &Report{Changes: []Change{}}
+		rep = &Report{Changes: []journal.Change{}}
 		a := &applier{txn: txn, now: s.now().UTC().Format(apitime.Layout), report: rep, touched: map[string]bool{}}
 		if err := s.document(a, doc); err != nil {
 			return err
@@ -252,7 +254,7 @@ func (a *applier) wasRevoked(hash string) (bool, error) {
 }
 
 func keyPath(org, project, name string) string {
-	return Change{Org: org, Project: project, Name: name}.Path()
+	return journal.Change{Org: org, Project: project, Name: name}.Path()
 }
 
 // prune deletes every document-managed entity the document did not mention: orgs, projects and

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -28,15 +30,15 @@ func TestChangesAreJournaledInTheirTransaction(t *testing.T) {
 	}
 	gen := uint64(0)
 	fail := false
-	s.SetJournal(func(txn *store.Txn, cs []tenancy.Change) (uint64, error) {
+	s.SetJournal(func(txn *store.Txn, cs []journal.Change) (uint64, error) {
 		if fail {
 			return 0, errors.New("journal refused")
 		}
 		gen++ // the test's writes are sequential: no rerun of a function
 		return gen, txn.Set([]byte(fmt.Sprintf("journal/%d", gen)), []byte(cs[0].Kind))
 	})
-	var heard []tenancy.Change
-	s.OnChange(func(_ context.Context, cs []tenancy.Change) { heard = append(heard, cs...) })
+	var heard []journal.Change
+	s.OnChange(func(_ context.Context, cs []journal.Change) { heard = append(heard, cs...) })
 	journaled := func(g uint64) bool {
 		ok := false
 		_ = db.View(ctx, func(txn *store.Txn) error {

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/yamldoc"
 )
@@ -140,8 +142,8 @@ func (w *Writer) In(org, project string) *Writer {
 }
 
 // change builds the Change of an entity of kind named name in the writer's scope.
-func (w *Writer) change(op, kind, name string, old, nv []byte) Change {
-	c := Change{Op: op, Kind: kind, Project: w.Project, Name: name, Old: old, New: nv}
+func (w *Writer) change(op, kind, name string, old, nv []byte) journal.Change {
+	c := journal.Change{Op: op, Kind: kind, Project: w.Project, Name: name, Old: old, New: nv}
 	if w.Project == "" || w.keyScope {
 		c.Org = w.Org
 	}
@@ -268,5 +270,5 @@ type Owner interface {
 	// Sections are the document keys the product owns.
 	Sections() []Section
 	// Changed runs after every committed change (the product's caches drop what is stale).
-	Changed(ctx context.Context, changes []Change)
+	Changed(ctx context.Context, changes []journal.Change)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -20,13 +21,13 @@ var ErrNotFound = errors.New("tenancy: not found")
 // Service reads and writes orgs, projects and keys, and applies tenants documents with the
 // sections registered by the products.
 type Service struct {
-	db        *store.DB
-	now       func() time.Time
-	sections  []Section
-	applyMu   sync.Mutex
-	listenMu  sync.RWMutex
-	listeners []func(ctx context.Context, changes []Change)
-	journal   Journal // see SetJournal
+	db       *store.DB
+	now      func() time.Time
+	sections []Section
+	applyMu  sync.Mutex
+	// Feed records the changes of every write in its transaction and announces them after the
+	// commit (SetJournal, Record, OnChange, Notify).
+	journal.Feed
 }
 
 // Options configures NewService.
@@ -74,24 +75,6 @@ func (s *Service) Add(o Owner) error {
 	}
 	s.OnChange(o.Changed)
 	return nil
-}
-
-// OnChange registers fn to run after every committed change (cache invalidation). It is called
-// after the commit, with what changed.
-func (s *Service) OnChange(fn func(ctx context.Context, changes []Change)) {
-	s.listenMu.Lock()
-	defer s.listenMu.Unlock()
-	s.listeners = append(s.listeners, fn)
-}
-
-// Notify tells every listener about committed changes. Apply calls it; so do products that
-// change tenancy-owned data outside an apply (an uploaded plugin module).
-func (s *Service) Notify(ctx context.Context, changes []Change) {
-	s.listenMu.RLock()
-	defer s.listenMu.RUnlock()
-	for _, fn := range s.listeners {
-		fn(ctx, changes)
-	}
 }
 
 // getJSON reads and decodes the value at k, mapping a missing key to ErrNotFound.
@@ -232,7 +215,7 @@ func (s *Service) RevokeKey(ctx context.Context, org, project, name string) erro
 	if proj == "" {
 		proj = noProject
 	}
-	var changes []Change
+	var changes []journal.Change
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		hash, err := txn.Get(key(kKeyName, org, proj, name))
 		if errors.Is(err, store.ErrNotFound) {
@@ -251,7 +234,7 @@ func (s *Service) RevokeKey(ctx context.Context, org, project, name string) erro
 		}
 		k.Revoked = true
 		nv, _ := json.Marshal(k)
-		changes = []Change{{Op: "updated", Kind: "key", Org: org, Project: project, Name: name, Old: raw, New: nv}}
+		changes = []journal.Change{{Op: "updated", Kind: "key", Org: org, Project: project, Name: name, Old: raw, New: nv}}
 		if err := txn.Set(key(kKey, string(hash)), nv); err != nil {
 			return err
 		}
@@ -261,26 +244,4 @@ func (s *Service) RevokeKey(ctx context.Context, org, project, name string) erro
 		s.Notify(ctx, changes)
 	}
 	return err
-}
-
-// Secret returns a server-wide random secret of n bytes stored under name, creating it on first
-// use (the cursor and upload-URL signing keys), so signatures survive restarts.
-func (s *Service) Secret(ctx context.Context, name string, n int) ([]byte, error) {
-	var out []byte
-	err := s.db.Update(ctx, func(txn *store.Txn) error {
-		v, err := txn.Get(key(kMeta, name))
-		if err == nil {
-			out = v
-			return nil
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		out = make([]byte, n)
-		if _, err := rand.Read(out); err != nil {
-			return err
-		}
-		return txn.Set(key(kMeta, name), out)
-	})
-	return out, err
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -34,7 +36,7 @@ func (s *Service) PutHook(ctx context.Context, project string, h Webhook) (creat
 	if _, err := s.ten.Project(ctx, project); err != nil {
 		return false, "", err
 	}
-	var changes []tenancy.Change
+	var changes []journal.Change
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
 		k := hookKey(project, h.Name)
 		var prev StoredWebhook
@@ -69,7 +71,7 @@ func (s *Service) PutHook(ctx context.Context, project string, h Webhook) (creat
 			op = "created"
 		}
 		created = old == nil
-		changes = []tenancy.Change{{Op: op, Kind: "webhook", Project: project, Name: h.Name, Old: old, New: raw}}
+		changes = []journal.Change{{Op: op, Kind: "webhook", Project: project, Name: h.Name, Old: old, New: raw}}
 		return s.ten.Record(txn, changes)
 	})
 	if err != nil {
@@ -85,7 +87,7 @@ func (s *Service) DeleteHook(ctx context.Context, project, name string) error {
 	if s.ten == nil {
 		return errNoTenancy
 	}
-	var changes []tenancy.Change
+	var changes []journal.Change
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		k := hookKey(project, name)
 		old, err := txn.Get(k)
@@ -98,7 +100,7 @@ func (s *Service) DeleteHook(ctx context.Context, project, name string) error {
 		if err := txn.Delete(k); err != nil {
 			return err
 		}
-		changes = []tenancy.Change{{Op: "deleted", Kind: "webhook", Project: project, Name: name, Old: old}}
+		changes = []journal.Change{{Op: "deleted", Kind: "webhook", Project: project, Name: name, Old: old}}
 		return s.ten.Record(txn, changes)
 	})
 	if err != nil {

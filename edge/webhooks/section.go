@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -84,7 +86,7 @@ func checkSecret(s string) string {
 func (s *Service) Sections() []tenancy.Section { return []tenancy.Section{section{s.egress}} }
 
 // Changed implements tenancy.Owner: a change of a project's webhooks drops its cached list.
-func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
+func (s *Service) Changed(ctx context.Context, changes []journal.Change) {
 	s.hooks.Changed(ctx, changes)
 }
 

@@ -30,6 +30,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
@@ -72,7 +74,7 @@ type Service struct {
 	ten    *tenancy.Service
 
 	// hooks caches each project's webhooks (generation-guarded; Changed drops stale entries).
-	hooks *tenancy.Cache[[]StoredWebhook]
+	hooks *tenantcache.Cache[[]StoredWebhook]
 
 	wake chan struct{}
 }
@@ -90,7 +92,7 @@ func NewService(o Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.hooks = tenancy.NewCache[[]StoredWebhook](4096, "webhook", "project")
+	s.hooks = tenantcache.New[[]StoredWebhook](4096, "webhook", "project")
 	return s, nil
 }
 

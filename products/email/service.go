@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
@@ -96,8 +99,8 @@ type Service struct {
 	closeMu sync.RWMutex
 	closed  bool
 	// projects and templates cache tenancy reads (found or not); Changed drops stale entries.
-	projects  *tenancy.Cache[found[project]]
-	templates *tenancy.Cache[found[Template]]
+	projects  *tenantcache.Cache[found[project]]
+	templates *tenantcache.Cache[found[Template]]
 }
 
 // NewService returns the service; it starts nothing (sends are group-committed by the store).
@@ -107,8 +110,8 @@ func NewService(o Options) (*Service, error) {
 	}
 	s := &Service{db: o.DB, tenants: o.Tenancy, log: o.Log, now: o.Now, from: o.DefaultFrom, hook: o.Plugins, metrics: newMetrics(o.Registerer), events: o.Events,
 		wake: make(chan struct{}, 1)}
-	s.projects = tenancy.NewCache[found[project]](4096, "project", "sender")
-	s.templates = tenancy.NewCache[found[Template]](4096, "template")
+	s.projects = tenantcache.New[found[project]](4096, "project", "sender")
+	s.templates = tenantcache.New[found[Template]](4096, "template")
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -130,7 +133,7 @@ func (s *Service) Close() error {
 }
 
 // Changed implements tenancy.Owner: it drops cached projects and templates that changed.
-func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
+func (s *Service) Changed(ctx context.Context, changes []journal.Change) {
 	s.projects.Changed(ctx, changes)
 	s.templates.Changed(ctx, changes)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -127,7 +129,7 @@ func (s *Service) PutTemplate(ctx context.Context, project string, t Template) (
 		return false, err
 	}
 	var old []byte
-	var changes []tenancy.Change
+	var changes []journal.Change
 	err = s.db.Update(ctx, func(txn *store.Txn) error {
 		old, err = txn.Get(templateKey(project, t.Slug))
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -140,7 +142,7 @@ func (s *Service) PutTemplate(ctx context.Context, project string, t Template) (
 		if old == nil {
 			op = "created"
 		}
-		changes = []tenancy.Change{{Op: op, Kind: "template", Project: project, Name: t.Slug, Old: old, New: raw}}
+		changes = []journal.Change{{Op: op, Kind: "template", Project: project, Name: t.Slug, Old: old, New: raw}}
 		return s.record(txn, changes)
 	})
 	if err != nil {
@@ -153,7 +155,7 @@ func (s *Service) PutTemplate(ctx context.Context, project string, t Template) (
 // DeleteTemplate removes a project's template (ErrTemplateNotFound when there is none).
 func (s *Service) DeleteTemplate(ctx context.Context, project, slug string) error {
 	var old []byte
-	var changes []tenancy.Change
+	var changes []journal.Change
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		var err error
 		old, err = txn.Get(templateKey(project, slug))
@@ -166,7 +168,7 @@ func (s *Service) DeleteTemplate(ctx context.Context, project, slug string) erro
 		if err := txn.Delete(templateKey(project, slug)); err != nil {
 			return err
 		}
-		changes = []tenancy.Change{{Op: "deleted", Kind: "template", Project: project, Name: slug, Old: old}}
+		changes = []journal.Change{{Op: "deleted", Kind: "template", Project: project, Name: slug, Old: old}}
 		return s.record(txn, changes)
 	})
 	if err != nil {
@@ -180,14 +182,14 @@ func (s *Service) DeleteTemplate(ctx context.Context, project, slug string) erro
 // nodes) about a change made outside an apply: Record journals it in the transaction that
 // commits it (for the other nodes), Notify announces it after the commit.
 type notifier interface {
-	Record(txn *store.Txn, changes []tenancy.Change) error
-	Notify(ctx context.Context, changes []tenancy.Change)
+	Record(txn *store.Txn, changes []journal.Change) error
+	Notify(ctx context.Context, changes []journal.Change)
 }
 
 var _ notifier = (*tenancy.Service)(nil)
 
 // record journals a template change in its transaction when tenancy can.
-func (s *Service) record(txn *store.Txn, changes []tenancy.Change) error {
+func (s *Service) record(txn *store.Txn, changes []journal.Change) error {
 	if n, ok := s.tenants.(notifier); ok {
 		return n.Record(txn, changes)
 	}
@@ -195,7 +197,7 @@ func (s *Service) record(txn *store.Txn, changes []tenancy.Change) error {
 }
 
 // notify announces a template change: through tenancy when it can, else to this service's caches.
-func (s *Service) notify(ctx context.Context, changes []tenancy.Change) {
+func (s *Service) notify(ctx context.Context, changes []journal.Change) {
 	if n, ok := s.tenants.(notifier); ok {
 		n.Notify(ctx, changes)
 		return

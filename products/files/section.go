@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -106,7 +108,7 @@ func (Section) Prune(w *tenancy.Writer) error {
 func (s *Service) Sections() []tenancy.Section { return []tenancy.Section{Section{}} }
 
 // Changed drops the cached variants an apply changed. Its signature fits tenancy's OnChange.
-func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
+func (s *Service) Changed(ctx context.Context, changes []journal.Change) {
 	s.variants.Changed(ctx, changes)
 }
 

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
+
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
@@ -21,7 +23,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/products/files/codec"
 )
 
@@ -69,9 +70,9 @@ type Service struct {
 	base string
 	m    *metrics
 
-	variants *tenancy.Cache[*NamedVariant] // named variants by project and name
-	builtHot *lru.Cache[string, *Built]    // made variants by "<asset id>/<key>"
-	flight   singleflight.Group            // one build per variant at a time
+	variants *tenantcache.Cache[*NamedVariant] // named variants by project and name
+	builtHot *lru.Cache[string, *Built]        // made variants by "<asset id>/<key>"
+	flight   singleflight.Group                // one build per variant at a time
 	pool     *buildPool
 	enc      Encoder
 }
@@ -108,7 +109,7 @@ func NewService(o Options) (*Service, error) {
 	}
 	s.hot, _ = lru.New[string, *Asset](4096)
 	s.base = strings.TrimRight(o.AssetBase, "/")
-	s.variants = tenancy.NewCache[*NamedVariant](4096, "variant", "project")
+	s.variants = tenantcache.New[*NamedVariant](4096, "variant", "project")
 	s.builtHot, _ = lru.New[string, *Built](8192)
 	s.pool = newBuildPool(o.VariantSlots, o.VariantQueue, int64(o.VariantMemoryMB)<<20, o.VariantWait)
 	s.enc = o.Encoder

@@ -12,6 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
+
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -20,7 +23,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/ratelimit"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // FilterInput is a submission handed to a forms.submit filter, after the fields validated.
@@ -80,7 +82,7 @@ type Service struct {
 	o     Options
 	now   func() time.Time
 	limit ratelimit.Allower
-	cache *tenancy.Cache[*compiled]
+	cache *tenantcache.Cache[*compiled]
 	log   *slog.Logger
 	m     *metrics
 	// spoolPart begins the names of this run's spooled file parts: spoolPrefix and a run id.
@@ -128,7 +130,7 @@ func NewService(o Options) (*Service, error) {
 	if o.SpoolDir == "" {
 		o.SpoolDir = os.TempDir()
 	}
-	cache := tenancy.NewCache[*compiled](4096, "form", "captcha", "project")
+	cache := tenantcache.New[*compiled](4096, "form", "captcha", "project")
 	limit := o.Limiter
 	if limit == nil {
 		limit = ratelimit.New(ratelimit.Options{Rate: rate, Per: time.Minute, Now: now})
@@ -146,7 +148,7 @@ func NewService(o Options) (*Service, error) {
 }
 
 // Changed implements tenancy.Owner: it drops the cached forms that changes made stale.
-func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
+func (s *Service) Changed(ctx context.Context, changes []journal.Change) {
 	s.cache.Changed(ctx, changes)
 }
 

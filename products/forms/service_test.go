@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
@@ -166,7 +168,7 @@ func TestInvalidateOnChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The form stays cached until a change of it; tenancy's OnChange calls Changed.
-	svc.Changed(ctx, []tenancy.Change{{Op: "deleted", Kind: "form", Project: "demo", Name: "nope"}})
+	svc.Changed(ctx, []journal.Change{{Op: "deleted", Kind: "form", Project: "demo", Name: "nope"}})
 	if _, err := svc.Definition(ctx, "demo", "nope"); apierr.As(err).Code != forms.CodeFormNotFound {
 		t.Errorf("Definition(nope) = %v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -55,8 +57,8 @@ func (s *Service) Connections(ctx context.Context, project string) ([]Connection
 // change made outside an apply: Record journals it in the transaction that commits it (for
 // the other nodes), Notify announces it after the commit; *tenancy.Service implements it.
 type Notifier interface {
-	Record(txn *store.Txn, changes []tenancy.Change) error
-	Notify(ctx context.Context, changes []tenancy.Change)
+	Record(txn *store.Txn, changes []journal.Change) error
+	Notify(ctx context.Context, changes []journal.Change)
 }
 
 var _ Notifier = (*tenancy.Service)(nil)
@@ -71,7 +73,7 @@ func (s *Service) SetActive(ctx context.Context, project, name string, active bo
 	if s.db == nil {
 		return nil, errNoDB
 	}
-	var changes []tenancy.Change
+	var changes []journal.Change
 	err := s.db.Update(ctx, func(txn *store.Txn) error {
 		changes = nil
 		found := false
@@ -106,7 +108,7 @@ func (s *Service) SetActive(ctx context.Context, project, name string, active bo
 			if err := txn.Set(connKey(project, c.Name), nv); err != nil {
 				return err
 			}
-			changes = append(changes, tenancy.Change{Op: "updated", Kind: "connection", Project: project, Name: c.Name, Old: olds[i], New: nv})
+			changes = append(changes, journal.Change{Op: "updated", Kind: "connection", Project: project, Name: c.Name, Old: olds[i], New: nv})
 		}
 		if s.notify != nil {
 			return s.notify.Record(txn, changes)

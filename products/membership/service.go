@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
+
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -44,7 +47,7 @@ type Service struct {
 	src    Source
 	db     *store.DB // the admin list's store; nil when only a Source was given
 	notify Notifier
-	cache  *tenancy.Cache[entry]
+	cache  *tenantcache.Cache[entry]
 }
 
 // NewService returns a Service; it starts nothing. Join it to tenancy with Service.Add.
@@ -58,7 +61,7 @@ func NewService(o Options) (*Service, error) {
 	if o.CacheSize <= 0 {
 		o.CacheSize = DefaultCacheSize
 	}
-	return &Service{src: o.Source, db: o.DB, notify: o.Notify, cache: tenancy.NewCache[entry](o.CacheSize, "connection", "project")}, nil
+	return &Service{src: o.Source, db: o.DB, notify: o.Notify, cache: tenantcache.New[entry](o.CacheSize, "connection", "project")}, nil
 }
 
 // Sections implements tenancy.Owner: the membership key of every project.
@@ -97,7 +100,7 @@ func (s *Service) Config(ctx context.Context, project string) (*Answer, error) {
 
 // Changed drops the cached answers an apply may have changed: the projects whose connections
 // changed, and deleted or updated projects. Its signature fits tenancy's OnChange.
-func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
+func (s *Service) Changed(ctx context.Context, changes []journal.Change) {
 	s.cache.Changed(ctx, changes)
 }
 

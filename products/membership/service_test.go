@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
@@ -71,18 +73,18 @@ func TestServiceCachesAndInvalidatesPerProject(t *testing.T) {
 	src.set("p1", connB)
 	src.set("p2", connB)
 	_, _ = s.Config(ctx, "p2")
-	s.Changed(ctx, []tenancy.Change{{Op: "updated", Kind: "connection", Project: "p1", Name: "a"}, {Op: "updated", Kind: "key", Org: "o", Project: "p2", Name: "web"}})
+	s.Changed(ctx, []journal.Change{{Op: "updated", Kind: "connection", Project: "p1", Name: "a"}, {Op: "updated", Kind: "key", Org: "o", Project: "p2", Name: "web"}})
 	a1, _ := s.Config(ctx, "p1")
 	a2, _ := s.Config(ctx, "p2")
 	if a1 == nil || a2 == nil || a1.ETag != a2.ETag {
 		t.Errorf("after Changed(p1 connection): p1 and p2 answers = %v, %v; want both to be connection b", a1, a2)
 	}
-	s.Changed(ctx, []tenancy.Change{{Op: "created", Kind: "connection", Project: "none", Name: "main"}})
+	s.Changed(ctx, []journal.Change{{Op: "created", Kind: "connection", Project: "none", Name: "main"}})
 	src.set("none", connA)
 	if _, err := s.Config(ctx, "none"); err != nil {
 		t.Errorf("after a connection was created: Config(none) = %v, want an answer", err)
 	}
-	s.Changed(ctx, []tenancy.Change{{Op: "deleted", Kind: "project", Project: "p1"}})
+	s.Changed(ctx, []journal.Change{{Op: "deleted", Kind: "project", Project: "p1"}})
 	src.mu.Lock()
 	delete(src.conns, "p1")
 	src.mu.Unlock()
@@ -109,7 +111,7 @@ func TestServiceReadRacingInvalidation(t *testing.T) {
 	src.conns["p"] = connB
 	src.hold = nil
 	src.mu.Unlock()
-	s.Changed(ctx, []tenancy.Change{{Op: "updated", Kind: "connection", Project: "p", Name: "b"}})
+	s.Changed(ctx, []journal.Change{{Op: "updated", Kind: "connection", Project: "p", Name: "b"}})
 	close(hold)
 	stale := <-done
 	fresh, err := s.Config(ctx, "p")

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
@@ -323,7 +325,7 @@ func (s *Service) eachCollection(ctx context.Context, fn func(project string, c 
 // records it wrote are forgotten, the collection tasks it recorded run (indexes of collections
 // whose fields changed are rebuilt, the data of deleted collections is dropped: tasks.go), and
 // the title index catches up.
-func (s *Service) Changed(ctx context.Context, changes []tenancy.Change) {
+func (s *Service) Changed(ctx context.Context, changes []journal.Change) {
 	s.schemas.Changed(ctx, changes)
 	s.projects.Changed(ctx, changes)
 	var keys []string

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
+
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -65,7 +67,7 @@ type Service struct {
 	now       func() time.Time
 	candLimit int
 	qLimit    int
-	schemas   *tenancy.Cache[*Schema]
+	schemas   *tenantcache.Cache[*Schema]
 	// hot caches decoded records by key; gen counts committed record writes so that a reader
 	// whose transaction may predate a write never caches what it read (see reader.get).
 	hot *lru.Cache[string, *record]
@@ -84,7 +86,7 @@ type Service struct {
 	compoundReady atomic.Bool
 	// projReady is set once every compound entry carries its record's projection (Start).
 	projReady atomic.Bool
-	projects  *tenancy.Cache[tenancy.ProjectInfo]
+	projects  *tenantcache.Cache[tenancy.ProjectInfo]
 	// titleMu serialises the writers of the title index (journal drains, rebuilds, drops);
 	// journalNext (under it) is where the next partial drain starts, and indexed holds the
 	// journal keys indexed but not deleted yet (drainJournal).
@@ -146,12 +148,12 @@ func NewService(o Options) (*Service, error) {
 	if s.qLimit <= 0 {
 		s.qLimit = 20000
 	}
-	s.schemas = tenancy.NewCache[*Schema](1024, "collection", "project")
+	s.schemas = tenantcache.New[*Schema](1024, "collection", "project")
 	if o.HotRecords <= 0 {
 		o.HotRecords = 20000
 	}
 	s.hot, _ = lru.New[string, *record](o.HotRecords)
-	s.projects = tenancy.NewCache[tenancy.ProjectInfo](1024, "project")
+	s.projects = tenantcache.New[tenancy.ProjectInfo](1024, "project")
 	s.estimates, _ = lru.New[string, estimate](4096)
 	if o.ReadCacheBytes <= 0 {
 		o.ReadCacheBytes = defaultReadCacheBytes

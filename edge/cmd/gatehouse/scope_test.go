@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/secrets"
+
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
@@ -111,8 +115,8 @@ func testDeps(t *testing.T, dir, addr string) deps {
 		t.Fatal(err)
 	}
 	keys := auth.New(auth.Options{Lookup: ten, Size: 1000})
-	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
-	secret, err := ten.Secret(ctx, "cursor-key", 32)
+	ten.OnChange(func(context.Context, []journal.Change) { keys.Purge() })
+	secret, err := secrets.Get(ctx, db, "cursor-key", 32)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/secrets"
+
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -163,9 +167,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 		return err
 	}
 	keys := auth.New(auth.Options{Lookup: ten, Size: 10000})
-	ten.OnChange(func(context.Context, []tenancy.Change) { keys.Purge() })
+	ten.OnChange(func(context.Context, []journal.Change) { keys.Purge() })
 
-	secret, err := ten.Secret(ctx, "cursor-key", 32)
+	secret, err := secrets.Get(ctx, db, "cursor-key", 32)
 	if err != nil {
 		return err
 	}

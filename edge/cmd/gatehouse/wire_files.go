@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/secrets"
+
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/products/files"
@@ -13,7 +15,7 @@ import (
 // {public_url}/cdn (and asset_host) with the image variants the tenants document names, and the
 // sweeper of expired pending uploads.
 func (a *assembly) addFiles(ctx context.Context, d *deps) error {
-	key, err := d.tenancy.Secret(ctx, "upload-url-key", 32)
+	key, err := secrets.Get(ctx, d.db, "upload-url-key", 32)
 	if err != nil {
 		return err
 	}
@@ -21,7 +23,7 @@ func (a *assembly) addFiles(ctx context.Context, d *deps) error {
 	if err != nil {
 		return err
 	}
-	vkey, err := d.tenancy.Secret(ctx, "variant-url-key", 32)
+	vkey, err := secrets.Get(ctx, d.db, "variant-url-key", 32)
 	if err != nil {
 		return err
 	}

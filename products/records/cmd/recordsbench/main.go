@@ -27,6 +27,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/secrets"
+
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
@@ -126,7 +128,7 @@ func open(dir string, log *slog.Logger) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret, err := ten.Secret(context.Background(), "cursor-key", 32)
+	secret, err := secrets.Get(context.Background(), db, "cursor-key", 32)
 	if err != nil {
 		return nil, err
 	}

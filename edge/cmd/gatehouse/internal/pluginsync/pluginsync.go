@@ -17,8 +17,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
 )
 
@@ -49,9 +50,9 @@ func (s *Syncer) SyncAll(ctx context.Context, projects []string) {
 
 // Changed is the tenancy change listener: it syncs the projects whose plugins, modules or
 // settings changed (tenancy.Service.OnChange).
-func (s *Syncer) Changed(ctx context.Context, changes []tenancy.Change) {
+func (s *Syncer) Changed(ctx context.Context, changes []journal.Change) {
 	projects := map[string]bool{}
-	var uploads []tenancy.Change
+	var uploads []journal.Change
 	remote := false
 	for _, c := range changes {
 		switch c.Kind {

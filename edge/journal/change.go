@@ -1,4 +1,10 @@
-package tenancy
+// Package journal is the one event of tenancy data, Change, and the Feed that records changes in
+// the transaction committing them and announces them after the commit. Every cache of tenancy
+// data (edge/tenantcache, the auth key cache, the plugin registry) listens to the Feed, and
+// edge/bus journals it in the shared store so that the other nodes of a deployment hear it too.
+// It is a package of its own so that a listener depends on the event, not on the tenancy service
+// that applies the tenants document.
+package journal
 
 import (
 	"encoding/json"
@@ -27,7 +33,7 @@ type Change struct {
 	// data); a listener only refreshes what it keeps in memory. Old and New are nil.
 	Remote bool
 	// Gen is the change journal's generation under which the change's own transaction recorded
-	// it (Service.Record); 0 when no journal recorded it there.
+	// it (Feed.Record); 0 when no journal recorded it there.
 	Gen uint64
 }
 

@@ -1,17 +1,23 @@
-package tenancy
+// Package tenantcache keeps what products derive from tenancy data (a compiled form, a project's
+// membership answer, a collection schema, a domain's project) in memory, by project and name, and
+// forgets it on the journal.Changes that may make it stale. It is the one read cache of tenancy
+// data: its owner feeds it the changes (through its tenancy.Owner's Changed, or
+// journal.Feed.OnChange) and a fill that raced an invalidation is never kept.
+package tenantcache
 
 import (
 	"context"
 	"strings"
 	"sync"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // Cache keeps values that a product derives from its tenancy data (a compiled form, a project's
-// membership answer, a collection schema) by project and name, and forgets them on the Changes
+// membership answer, a collection schema) by project and name, and forgets them on the changes
 // of the kinds it follows. It is the one read cache of tenancy data: every product uses it, fed
-// by Service.OnChange (and, across nodes, by the same Change events).
+// by journal.Feed.OnChange (and, across nodes, by the same journal.Change events).
 //
 // A fill is generation-guarded: a value read before an invalidation is not stored after it, so a
 // reader that raced an apply can never put the old value back.
@@ -24,11 +30,11 @@ type Cache[V any] struct {
 
 type cacheKey struct{ project, name string }
 
-// NewCache returns a cache of up to size entries (1024 when size <= 0) that changes of the given
+// New returns a cache of up to size entries (1024 when size <= 0) that changes of the given
 // kinds invalidate: a change drops the entry of its project and name and the project's entry
 // without name; a change without name (a project, its captcha or sender settings) drops every
 // entry of its project.
-func NewCache[V any](size int, kinds ...string) *Cache[V] {
+func New[V any](size int, kinds ...string) *Cache[V] {
 	if size <= 0 {
 		size = 1024
 	}
@@ -64,9 +70,9 @@ func (c *Cache[V]) Get(ctx context.Context, project, name string, load func(cont
 }
 
 // Changed drops what changes of the cache's kinds may have made stale. Its signature fits
-// Service.OnChange.
-func (c *Cache[V]) Changed(_ context.Context, changes []Change) {
-	var hit []Change
+// journal.Feed.OnChange.
+func (c *Cache[V]) Changed(_ context.Context, changes []journal.Change) {
+	var hit []journal.Change
 	for _, ch := range changes {
 		if c.kinds[ch.Kind] {
 			hit = append(hit, ch)
