@@ -9,8 +9,10 @@ const (
 	kProject = "project" // tenancy/project/<id> -> ProjectInfo
 	kKey     = "key"     // tenancy/key/<sha256 hex> -> apikey.Key
 	kKeyName = "keyname" // tenancy/keyname/<org>/<project|->/<name> -> hash
-	kMeta    = "meta"    // tenancy/meta/<name> -> server-wide values (the cursor secret)
 )
+
+// tenancy/meta/<name> holds server-wide values of other packages, where tenancy kept them
+// before they moved out: the signing secrets of edge/secrets and the marker of edge/legacy.
 
 const root = "tenancy"
 

@@ -1,19 +1,19 @@
 package forms
 
 import (
+	"github.com/gatehouse-dev/gatehouse/edge/legacy"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
-// LegacyConverters move the forms data of tenancy's old layout (tenancy.MigrateLegacy) to this
+// LegacyConverters move the forms data of tenancy's old layout (legacy.Migrate) to this
 // product's keys: form definitions and the captcha keys the old project value held.
-func LegacyConverters() map[string]tenancy.LegacyFunc {
-	return map[string]tenancy.LegacyFunc{
-		"form": func(txn *store.Txn, p []string, v []byte) error {
-			return tenancy.MoveLegacy(txn, defKey(p[0], p[1]), v, &Form{})
-		},
-		"captcha": func(txn *store.Txn, p []string, v []byte) error {
-			return tenancy.MoveLegacy(txn, captchaKey(p[0]), v, &CaptchaKeys{})
-		},
+func LegacyConverters() []legacy.Converter {
+	return []legacy.Converter{
+		{Kind: "form", Parts: 2, Move: func(txn *store.Txn, p []string, v []byte) error {
+			return legacy.Move(txn, defKey(p[0], p[1]), v, &Form{})
+		}},
+		{Kind: "captcha", Member: "captcha", Move: func(txn *store.Txn, p []string, v []byte) error {
+			return legacy.Move(txn, captchaKey(p[0]), v, &CaptchaKeys{})
+		}},
 	}
 }

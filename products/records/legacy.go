@@ -4,21 +4,22 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/legacy"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // LegacyConverters move the collections and document records of tenancy's old layout
-// (tenancy.MigrateLegacy) to this product's keys. A record keeps its createdAt, updatedAt and
+// (legacy.Migrate) to this product's keys. A record keeps its createdAt, updatedAt and
 // published, and is written to the store with its indexes and counters as an apply writes it
 // (replacing the copy the old release mirrored into the store). A record whose collection is gone
 // is dropped, as the old release's prune would have.
-func LegacyConverters() map[string]tenancy.LegacyFunc {
-	return map[string]tenancy.LegacyFunc{
-		"collection": func(txn *store.Txn, p []string, v []byte) error {
-			return tenancy.MoveLegacy(txn, collKey(p[0], p[1]), v, &Collection{}) // stored without records
-		},
-		"record": legacyRecord,
+func LegacyConverters() []legacy.Converter {
+	return []legacy.Converter{
+		{Kind: "collection", Parts: 2, Move: func(txn *store.Txn, p []string, v []byte) error {
+			return legacy.Move(txn, collKey(p[0], p[1]), v, &Collection{}) // stored without records
+		}},
+		// After the collections: a record is written with its collection's indexes.
+		{Kind: "record", Parts: 3, Move: legacyRecord},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/edge/legacy"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
@@ -261,4 +262,39 @@ func checkUpgraded(t *testing.T, data string, before map[string]any, oldSupp []b
 func jsonEqual(a, b []byte) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// Every kind of the old layout has one owner that moves it (legacy.Migrate leaves a kind no
+// converter names where it is, and nothing reads it any more), with the shape of its old keys,
+// and records move after their collections.
+func TestLegacyConvertersCoverTheOldLayout(t *testing.T) {
+	t.Parallel()
+	// The old layout of legacyRelease: tenancy/<kind>/<parts> or a member of the project value.
+	old := map[string]legacy.Converter{
+		"suppress": {Parts: 2}, "form": {Parts: 2}, "template": {Parts: 2}, "connection": {Parts: 2},
+		"collection": {Parts: 2}, "record": {Parts: 3}, "plugin": {Parts: 2}, "module": {Parts: 2},
+		"captcha": {Member: "captcha"}, "sender": {Member: "email"},
+	}
+	seen := map[string]int{}
+	for i, c := range legacyConverters() {
+		want, ok := old[c.Kind]
+		switch {
+		case !ok:
+			t.Errorf("converter of kind %q: the old layout has no such kind", c.Kind)
+		case c.Parts != want.Parts || c.Member != want.Member || c.Move == nil:
+			t.Errorf("converter of kind %q: Parts %d, Member %q; want %d, %q and a Move", c.Kind, c.Parts, c.Member, want.Parts, want.Member)
+		}
+		if _, dup := seen[c.Kind]; dup {
+			t.Errorf("two converters of kind %q", c.Kind)
+		}
+		seen[c.Kind] = i
+	}
+	for kind := range old {
+		if _, ok := seen[kind]; !ok {
+			t.Errorf("no converter moves the old %q entries", kind)
+		}
+	}
+	if seen["record"] < seen["collection"] {
+		t.Error("records move before their collections")
+	}
 }

@@ -1,4 +1,4 @@
-package tenancy_test
+package legacy_test
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
+	"github.com/gatehouse-dev/gatehouse/edge/legacy"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // legacyStore is a store holding n old suppressions of org acme, one old form, and a project whose
@@ -40,14 +40,22 @@ func legacyStore(t *testing.T, n int) *store.DB {
 	return db
 }
 
+// oldKinds are the kinds of the old layout the test stores, in the order the products' converters
+// hand them (records after their collections), with the old project value's members.
+var oldKinds = []legacy.Converter{
+	{Kind: "suppress", Parts: 2}, {Kind: "form", Parts: 2}, {Kind: "template", Parts: 2},
+	{Kind: "collection", Parts: 2}, {Kind: "record", Parts: 3},
+	{Kind: "captcha", Member: "captcha"}, {Kind: "sender", Member: "email"},
+}
+
 // moved collects what converters were given, as "kind parts value".
 type moved struct{ got map[string]string }
 
-func (m *moved) conv(fail func(kind string, n int) error) map[string]tenancy.LegacyFunc {
-	out := map[string]tenancy.LegacyFunc{}
-	for _, k := range tenancy.LegacyKinds {
-		kind := k.Kind
-		out[kind] = func(txn *store.Txn, parts []string, v []byte) error {
+func (m *moved) conv(fail func(kind string, n int) error) []legacy.Converter {
+	var out []legacy.Converter
+	for _, c := range oldKinds {
+		kind := c.Kind
+		c.Move = func(txn *store.Txn, parts []string, v []byte) error {
 			if fail != nil {
 				if err := fail(kind, len(m.got)); err != nil {
 					return err
@@ -56,6 +64,7 @@ func (m *moved) conv(fail func(kind string, n int) error) map[string]tenancy.Leg
 			m.got[kind+" "+strings.Join(parts, "|")] = string(v)
 			return txn.Set(store.Key(append([]string{"new", kind}, parts...)...), v)
 		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -78,29 +87,29 @@ func count(t *testing.T, db *store.DB, prefix ...string) int {
 // The old layout moves in chunks, every entry written anew and deleted in one transaction: a
 // crash half-way leaves each entry old or moved, never both or neither, and the next run moves
 // the rest; once done, a marker skips the scan.
-func TestMigrateLegacyChunksAndResumes(t *testing.T) {
+func TestMigrateChunksAndResumes(t *testing.T) {
 	const n = 700 // more than two chunks
 	db := legacyStore(t, n)
 	ctx := context.Background()
 	crash := errors.New("crash")
 	first := &moved{got: map[string]string{}}
-	_, err := tenancy.MigrateLegacy(ctx, db, first.conv(func(kind string, seen int) error {
+	_, err := legacy.Migrate(ctx, db, first.conv(func(kind string, seen int) error {
 		if seen == 300 { // in the second chunk
 			return crash
 		}
 		return nil
 	}))
 	if !errors.Is(err, crash) {
-		t.Fatalf("MigrateLegacy with a failing converter = %v, want the crash", err)
+		t.Fatalf("Migrate with a failing converter = %v, want the crash", err)
 	}
 	if old, nw := count(t, db, "tenancy", "suppress"), count(t, db, "new", "suppress"); old+nw != n || nw != 256 {
 		t.Fatalf("after a crash in the second chunk: %d old + %d moved, want %d with the first chunk moved", old, nw, n)
 	}
 
 	second := &moved{got: map[string]string{}}
-	got, err := tenancy.MigrateLegacy(ctx, db, second.conv(nil))
+	got, err := legacy.Migrate(ctx, db, second.conv(nil))
 	if err != nil || got != n-256+3 {
-		t.Fatalf("resumed MigrateLegacy = %d, %v; want %d", got, err, n-256+3)
+		t.Fatalf("resumed Migrate = %d, %v; want %d", got, err, n-256+3)
 	}
 	if old, nw := count(t, db, "tenancy", "suppress"), count(t, db, "new", "suppress"); old != 0 || nw != n {
 		t.Errorf("after the resumed run: %d old, %d moved suppressions, want 0, %d", old, nw, n)
@@ -129,24 +138,60 @@ func TestMigrateLegacyChunksAndResumes(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := tenancy.MigrateLegacy(ctx, db, nil); err != nil || got != 0 {
-		t.Errorf("MigrateLegacy once done = %d, %v; want 0, nil", got, err)
+	if got, err := legacy.Migrate(ctx, db, nil); err != nil || got != 0 {
+		t.Errorf("Migrate once done = %d, %v; want 0, nil", got, err)
 	}
 }
 
-// An old entry nobody converts stops the start rather than being lost, and stays.
-func TestMigrateLegacyRefusesEntriesWithoutOwner(t *testing.T) {
-	db := legacyStore(t, 1)
-	m := &moved{got: map[string]string{}}
-	conv := m.conv(nil)
-	delete(conv, "form")
-	if _, err := tenancy.MigrateLegacy(context.Background(), db, conv); err == nil || !strings.Contains(err.Error(), "no owner") {
-		t.Fatalf("MigrateLegacy without a form converter = %v, want an error", err)
-	}
-	if count(t, db, "tenancy", "form") != 1 {
-		t.Error("the old form was deleted without being moved")
-	}
-	if _, err := tenancy.MigrateLegacy(context.Background(), db, m.conv(nil)); err != nil || count(t, db, "tenancy", "form") != 0 {
-		t.Errorf("MigrateLegacy with every converter = %v", err)
+// A member of the old project value moves out of it; the project keeps its other members in
+// their order, compacted as the old release wrote them, and a project without the member is
+// neither counted nor rewritten.
+func TestMemberMovesOutOfTheProject(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want, moved string
+	}{
+		{"captcha and email", `{"id":"p","org":"o","name":"P","captcha":{"siteKey":"s"},"email":{"from":{"email":"a@b.c"}}}`, `{"id":"p","org":"o","name":"P"}`, `{"siteKey":"s"}`},
+		{"captcha only", `{"id":"p","org":"o","captcha":{"siteKey":"s"}}`, `{"id":"p","org":"o"}`, `{"siteKey":"s"}`},
+		{"spaces and order", `{ "org": "o", "captcha": {"siteKey": "s"}, "id": "p" }`, `{"org":"o","id":"p"}`, `{"siteKey": "s"}`},
+		{"no member", `{"id":"p","org":"o"}`, `{"id":"p","org":"o"}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, err := storetest.Open(t, store.Options{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = db.Close() })
+			k := store.Key("tenancy", "project", "p")
+			if err := db.Update(ctx, func(txn *store.Txn) error { return txn.Set(k, []byte(tc.in)) }); err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			n, err := legacy.Migrate(ctx, db, []legacy.Converter{
+				{Kind: "captcha", Member: "captcha", Move: func(_ *store.Txn, parts []string, v []byte) error {
+					got = strings.Join(parts, "|") + " " + string(v)
+					return nil
+				}},
+				{Kind: "sender", Member: "email", Move: func(*store.Txn, []string, []byte) error { return nil }},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]string{true: "", false: "p " + tc.moved}[tc.moved == ""]; got != want {
+				t.Errorf("the captcha converter got %q, want %q", got, want)
+			}
+			if strings.Contains(tc.in, `"captcha"`) != (n > 0) {
+				t.Errorf("Migrate moved %d entries", n)
+			}
+			if err := db.View(ctx, func(txn *store.Txn) error {
+				v, err := txn.Get(k)
+				if err == nil && string(v) != tc.want {
+					t.Errorf("project value = %s, want %s", v, tc.want)
+				}
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
