@@ -55,10 +55,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 

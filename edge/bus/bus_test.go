@@ -7,14 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/bus"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/redistest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/store/pgtest"

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 

@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gatehouse-dev/gatehouse/edge/journal"
-	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
-
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
 )
 
 // What a tenant domain serves (decisions.md 9.4).

@@ -52,7 +52,9 @@ const chunk = 256
 // chunk entries per transaction: each entry is written anew and deleted in the same
 // transaction, so a crash half-way leaves every entry either old or moved, and the next start
 // moves the rest. A marker key makes later starts skip the scan. It reports how many entries
-// moved. Run it before anything reads the sections, with the converters of every owner.
+// moved. Run it before anything reads the sections, with the converters of every owner: an old
+// entry that no converter moves stops it before anything moved (nothing would read the entry
+// any more).
 func Migrate(ctx context.Context, db *store.DB, convs []Converter) (int, error) {
 	done := false
 	if err := db.View(ctx, func(txn *store.Txn) error {
@@ -60,6 +62,9 @@ func Migrate(ctx context.Context, db *store.DB, convs []Converter) (int, error) 
 		done, err = txn.Has(doneKey)
 		return err
 	}); err != nil || done {
+		return 0, err
+	}
+	if err := unowned(ctx, db, convs); err != nil {
 		return 0, err
 	}
 	moved := 0
@@ -77,6 +82,58 @@ func Migrate(ctx context.Context, db *store.DB, convs []Converter) (int, error) 
 	}
 	err := db.Update(ctx, func(txn *store.Txn) error { return txn.Set(doneKey, []byte("1")) })
 	return moved, err
+}
+
+// tenancyOwn reports a kind of entries tenancy kept for itself in the old layout, and keeps.
+func tenancyOwn(kind string) bool {
+	switch kind {
+	case "org", "project", "key", "keyname", "meta":
+		return true
+	}
+	return false
+}
+
+// projectOwn reports a member of the old project value that is the project's own.
+func projectOwn(member string) bool { return member == "id" || member == "org" || member == "name" }
+
+// unowned reports the first old entry, or member of a project value, that no converter moves.
+func unowned(ctx context.Context, db *store.DB, convs []Converter) error {
+	kinds, members := map[string]bool{}, map[string]bool{}
+	for _, c := range convs {
+		if c.Member != "" {
+			members[c.Member] = true
+		} else {
+			kinds[c.Kind] = true
+		}
+	}
+	root := store.Prefix("tenancy")
+	return db.View(ctx, func(txn *store.Txn) error {
+		err := txn.Iterate(store.IterOptions{Prefix: root, KeysOnly: true}, func(k, _ []byte) (bool, error) {
+			kind := k[len(root):]
+			if i := bytes.IndexByte(kind, store.Sep); i >= 0 {
+				kind = kind[:i]
+			}
+			if kinds[string(kind)] || tenancyOwn(string(kind)) {
+				return true, nil
+			}
+			return false, fmt.Errorf("legacy: the old entry %s has no owner to move it to", k)
+		})
+		if err != nil {
+			return err
+		}
+		return txn.Iterate(store.IterOptions{Prefix: store.Prefix("tenancy", "project")}, func(k, v []byte) (bool, error) {
+			var p map[string]json.RawMessage
+			if json.Unmarshal(v, &p) != nil {
+				return true, nil // not a project value of the old layout: nothing moves out of it
+			}
+			for m := range p {
+				if !members[m] && !projectOwn(m) {
+					return false, fmt.Errorf("legacy: the member %q of the old project value %s has no owner to move it to", m, k)
+				}
+			}
+			return true, nil
+		})
+	})
 }
 
 // migrateChunk moves up to chunk entries of c's kind in one transaction and reports how many

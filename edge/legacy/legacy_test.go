@@ -195,3 +195,39 @@ func TestMemberMovesOutOfTheProject(t *testing.T) {
 		})
 	}
 }
+
+// An old entry, or a member of the old project value, that no converter moves stops the start
+// before anything moved, rather than being lost, and stays; tenancy's own entries stay too.
+func TestMigrateRefusesEntriesWithoutOwner(t *testing.T) {
+	for _, tc := range []struct{ name, drop, want string }{
+		{"entry", "form", "tenancy/form/demo/contact"},
+		{"project member", "sender", `member "email"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := legacyStore(t, 1)
+			ctx := context.Background()
+			if err := db.Update(ctx, func(txn *store.Txn) error {
+				return txn.Set(store.Key("tenancy", "org", "acme"), []byte(`{"slug":"acme"}`))
+			}); err != nil {
+				t.Fatal(err)
+			}
+			m := &moved{got: map[string]string{}}
+			var convs []legacy.Converter
+			for _, c := range m.conv(nil) {
+				if c.Kind != tc.drop {
+					convs = append(convs, c)
+				}
+			}
+			n, err := legacy.Migrate(ctx, db, convs)
+			if err == nil || !strings.Contains(err.Error(), "no owner") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Migrate without the %s converter = %v, want an error naming %s", tc.drop, err, tc.want)
+			}
+			if n != 0 || len(m.got) != 0 || count(t, db, "tenancy", "form") != 1 {
+				t.Errorf("Migrate refusing moved %d entries (%v)", n, m.got)
+			}
+			if n, err := legacy.Migrate(ctx, db, m.conv(nil)); err != nil || n != 4 || count(t, db, "tenancy", "form") != 0 || count(t, db, "tenancy", "org") != 1 {
+				t.Errorf("Migrate with every converter = %d, %v", n, err)
+			}
+		})
+	}
+}

@@ -10,9 +10,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )

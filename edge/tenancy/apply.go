@@ -9,10 +9,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/gatehouse-dev/gatehouse/edge/apikey"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )

@@ -30,14 +30,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
 )
 
 // Sentinel errors of the package.

@@ -13,15 +13,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/journal"
-	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
 )
 
 // Tenants is what the product reads of tenancy; *tenancy.Service implements it.

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
-
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
@@ -23,6 +21,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
 	"github.com/gatehouse-dev/gatehouse/products/files/codec"
 )
 

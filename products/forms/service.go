@@ -12,17 +12,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/journal"
-	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
-
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/ratelimit"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
 )
 
 // FilterInput is a submission handed to a forms.submit filter, after the fields validated.

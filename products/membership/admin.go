@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )

@@ -7,10 +7,9 @@ import (
 	"fmt"
 
 	"github.com/gatehouse-dev/gatehouse/edge/journal"
-	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
-
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
 )
 
 // Source reads a project's active connection; Store implements it over the store. It answers

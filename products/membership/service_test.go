@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 

@@ -10,12 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
-
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
+	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 )
 

@@ -13,10 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/secrets"
-
-	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
@@ -27,6 +23,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
+	"github.com/gatehouse-dev/gatehouse/edge/secrets"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )

@@ -14,10 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/secrets"
-
-	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -26,7 +22,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/memtrim"
+	"github.com/gatehouse-dev/gatehouse/edge/secrets"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )

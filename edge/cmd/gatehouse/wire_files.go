@@ -4,9 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/secrets"
-
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
+	"github.com/gatehouse-dev/gatehouse/edge/secrets"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/products/files"
 )

@@ -27,12 +27,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/edge/secrets"
-
 	"github.com/gatehouse-dev/gatehouse/edge"
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
+	"github.com/gatehouse-dev/gatehouse/edge/secrets"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/index/title"

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/journal"
-
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
 )
