@@ -20,10 +20,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/certs/pebbletest"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest/storetest"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/lease"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/store/pgtest"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // listed is a HostLookup over a fixed set of tenant domains.
@@ -213,7 +213,7 @@ func TestOnDemandRenewedInBackground(t *testing.T) {
 	await(t, "the restarted node loading the stored certificate without a handshake", func() bool { return again.cached(host) }, ca)
 
 	hosts.set() // the document no longer lists the host
-	again.m.Changed(context.Background(), []tenancy.Change{{Op: "deleted", Kind: kindDomain, Name: host}})
+	again.m.Changed(context.Background(), []journal.Change{{Op: "deleted", Kind: kindDomain, Name: host}})
 	await(t, "the unlisted host's certificate dropped", func() bool { return !again.cached(host) }, ca)
 	if _, err := pebbletest.Handshake(context.Background(), again.addr, host, roots); err == nil {
 		t.Error("a handshake for a host no longer listed got its stored certificate")

@@ -21,9 +21,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse-dev/gatehouse/edge/config"
+	"github.com/gatehouse-dev/gatehouse/edge/journal"
 	"github.com/gatehouse-dev/gatehouse/edge/lease"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
-	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 )
 
 // HostLookup says whether a tenants document lists host (the on-demand decision), and which
@@ -289,7 +289,7 @@ func (m *Manager) renewable(names []string) bool {
 
 // Changed is a tenancy change listener: a change of a project's domains (or a project's
 // removal), on this node or another, wakes the keeper of the tenant domains' certificates.
-func (m *Manager) Changed(_ context.Context, changes []tenancy.Change) {
+func (m *Manager) Changed(_ context.Context, changes []journal.Change) {
 	for _, ch := range changes {
 		if ch.Kind == kindDomain || ch.Kind == "project" {
 			select {
