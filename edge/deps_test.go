@@ -116,13 +116,15 @@ func TestTransitiveDependencyRules(t *testing.T) {
 			// the fiber-free API vocabulary (typed errors, cursors) that services use.
 			target: "github.com/gofiber/fiber", door: func(string) bool { return false },
 			applies: under("edge/store", "edge/blob", "edge/config", "edge/yamldoc", "edge/ratelimit", "edge/egress",
-				"edge/apierr", "edge/cursor", "edge/accounts", "index", "plugins"),
+				"edge/apierr", "edge/cursor", "edge/accounts", "edge/journal", "edge/tenantcache", "edge/secrets", "edge/legacy",
+				"index", "plugins"),
 			reason: "fiber stays in the handler layer (edge's server and middleware, api*.go files): the packages services build on take plain Go values, so they are tested and benchmarked without HTTP",
 		},
 		{
 			target: "github.com/valyala/fasthttp", door: func(string) bool { return false },
 			applies: under("edge/store", "edge/blob", "edge/config", "edge/yamldoc", "edge/ratelimit", "edge/egress",
-				"edge/apierr", "edge/cursor", "edge/accounts", "index", "plugins"),
+				"edge/apierr", "edge/cursor", "edge/accounts", "edge/journal", "edge/tenantcache", "edge/secrets", "edge/legacy",
+				"index", "plugins"),
 			reason: "fasthttp is fiber's engine: the same layer rule",
 		},
 		{
@@ -133,6 +135,11 @@ func TestTransitiveDependencyRules(t *testing.T) {
 		{
 			target: "github.com/go-redis/redis_rate", door: under("edge/ratelimit/redisrate"), applies: isModule,
 			reason: "the shared GCRA lives in one package behind ratelimit.Allower",
+		},
+		{
+			target: module + "edge/tenancy", door: func(string) bool { return false },
+			applies: under("edge/journal", "edge/tenantcache", "edge/secrets", "edge/legacy"),
+			reason:  "the packages that left edge/tenancy sit below it: a cache or a listener depends on the change event, a signer on its secret, the old layout's mover on the store, none on the service that applies the tenants document (which imports edge/journal)",
 		},
 		{
 			target: module + "products/", door: func(string) bool { return false },

@@ -4,7 +4,7 @@
 // templates and suppressions, membership connections, collections and records, plugins) belongs
 // to the product that uses it: each registers a Section that validates and applies its own key of
 // an org or project inside the same transaction, in its own key space. After the commit,
-// listeners (caches) hear one typed Change per entity.
+// listeners (caches) hear one journal.Change per entity.
 package tenancy
 
 import (

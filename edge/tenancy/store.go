@@ -3,16 +3,15 @@ package tenancy
 import "github.com/gatehouse-dev/gatehouse/edge/store"
 
 // Key layout. Everything tenancy stores lives below "tenancy/"; each entity is one JSON value.
-// Products keep their sections of the document under their own prefixes.
+// Products keep their sections of the document under their own prefixes. tenancy/meta/<name>
+// holds server-wide values of other packages where tenancy kept them before they moved out: the
+// signing secrets of edge/secrets and the marker of edge/legacy.
 const (
 	kOrg     = "org"     // tenancy/org/<slug> -> OrgInfo
 	kProject = "project" // tenancy/project/<id> -> ProjectInfo
 	kKey     = "key"     // tenancy/key/<sha256 hex> -> apikey.Key
 	kKeyName = "keyname" // tenancy/keyname/<org>/<project|->/<name> -> hash
 )
-
-// tenancy/meta/<name> holds server-wide values of other packages, where tenancy kept them
-// before they moved out: the signing secrets of edge/secrets and the marker of edge/legacy.
 
 const root = "tenancy"
 
