@@ -201,7 +201,13 @@ func (a *API) listScope(c *fiber.Ctx, sc Scope, full bool) error {
 		next = a.cursors.Encode(scope, []byte(next))
 	}
 	if full {
-		return c.JSON(httpx.NewList(page, next))
+		items := make([]adminItem, len(page))
+		for i, x := range page {
+			if items[i], err = a.adminItem(c, x); err != nil {
+				return err
+			}
+		}
+		return c.JSON(httpx.NewList(items, next))
 	}
 	views := make([]View, len(page))
 	for i, x := range page {

@@ -14,8 +14,8 @@ import (
 // MountAdmin adds the dashboard's asset routes (pending and private assets included):
 // GET /admin/v1/assets?org=&project=&limit=&cursor=&mimeCategory=, GET /admin/v1/assets/:id,
 // PATCH (title, alt, tags) and DELETE (the bytes and variants go too) of one asset; the GET of
-// one asset lists the variants made of it. A member's session sees
-// only its own org's assets; another org's answer 404 ASSET_NOT_FOUND.
+// one asset lists the variants made of it, and both GETs give each image its thumbnailUrl. A
+// member's session sees only its own org's assets; another org's answer 404 ASSET_NOT_FOUND.
 func (a *API) MountAdmin(r fiber.Router) {
 	r.Get("/assets", a.adminList)
 	r.Get("/assets/:id", a.adminGet)
@@ -56,10 +56,26 @@ func (a *API) adminGet(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	item, err := a.adminItem(c, asset)
+	if err != nil {
+		return err
+	}
 	return c.JSON(struct {
-		*Asset
+		adminItem
 		Variants []Built `json:"variants"`
-	}{asset, built})
+	}{item, built})
+}
+
+// adminItem is an asset as the admin API lists it: every stored field and the URL of its
+// thumbnail for the dashboard's file list (omitted when it has none).
+type adminItem struct {
+	*Asset
+	ThumbnailURL string `json:"thumbnailUrl,omitempty"`
+}
+
+func (a *API) adminItem(c *fiber.Ctx, x *Asset) (adminItem, error) {
+	u, err := a.svc.ThumbnailURL(c.UserContext(), x)
+	return adminItem{x, u}, err
 }
 
 // visibleTo returns the org check of the admin caller of c for the service.

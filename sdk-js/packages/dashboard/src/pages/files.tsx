@@ -1,9 +1,10 @@
-// Files: the org's assets (pending and private included) with thumbnails from the asset host,
-// a type filter, editing of alt, title and tags, and deletion.
+// Files: the org's assets (pending and private included) with thumbnails (a small variant the
+// server names in thumbnailUrl), the variants made of each image, a type filter, editing of
+// alt, title and tags, and deletion.
 import { useState } from 'react';
 import { api, config, qs, seg } from '../api';
 import { type Scope } from '../scope';
-import { ErrorNote, ListState, Notice, Pager, Time, confirmed, useAction, usePaged } from '../ui';
+import { ErrorNote, ListState, Notice, Pager, Time, confirmed, useAction, useLoad, usePaged } from '../ui';
 
 interface Asset {
   id: string;
@@ -16,6 +17,8 @@ interface Asset {
   public?: boolean;
   storageKey?: string;
   url?: string;
+  /** A small variant for the list (the project's "thumb", else a signed 256 px crop). */
+  thumbnailUrl?: string;
   title: string | null;
   alt: string | null;
   tags: string[] | null;
@@ -86,8 +89,15 @@ function AssetCard({ asset, onChanged }: { asset: Asset; onChanged: () => void }
   const id = `asset-${asset.id}`;
   return (
     <article className="card" aria-labelledby={`${id}-name`}>
-      {url && asset.mimeType.startsWith('image/') ? (
-        <img className="thumb" src={url} alt={asset.alt ?? ''} loading="lazy" width={asset.width || undefined} height={asset.height || undefined} />
+      {asset.thumbnailUrl ? (
+        <img
+          className="thumb"
+          src={asset.thumbnailUrl}
+          alt={asset.alt ?? ''}
+          loading="lazy"
+          // A thumbnail the server cannot make (an original only browsers decode): the original.
+          onError={(e) => url && e.currentTarget.src !== url && (e.currentTarget.src = url)}
+        />
       ) : (
         <div className="thumb" aria-hidden="true">
           {asset.mimeType}
@@ -115,6 +125,7 @@ function AssetCard({ asset, onChanged }: { asset: Asset; onChanged: () => void }
             <br />
             <strong>Tags:</strong> {(asset.tags ?? []).join(', ') || <span className="muted">none</span>}
           </p>
+          {asset.thumbnailUrl && asset.mimeType !== 'image/svg+xml' ? <Variants asset={asset} /> : null}
           <button type="button" onClick={() => setEdit(true)} aria-label={`Edit ${asset.filename}`}>
             Edit
           </button>{' '}
@@ -165,5 +176,39 @@ function AssetCard({ asset, onChanged }: { asset: Asset; onChanged: () => void }
       <ErrorNote error={act.error} />
       {note ? <Notice text={note} /> : null}
     </article>
+  );
+}
+
+interface Variant {
+  key: string;
+  mimeType: string;
+  size: number;
+  width: number;
+  height: number;
+}
+
+/** The variants made of an image (GET /assets/{id}), loaded when opened. */
+function Variants({ asset }: { asset: Asset }) {
+  const [open, setOpen] = useState(false);
+  const v = useLoad<{ variants?: Variant[] }>(open ? `/assets/${seg(asset.id)}` : null);
+  const made = v.data?.variants ?? [];
+  return (
+    <details className="small" onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary aria-label={`Variants of ${asset.filename}`}>Variants</summary>
+      {v.error ? <ErrorNote error={v.error} /> : null}
+      {v.data ? (
+        made.length ? (
+          <ul className="plain" aria-label={`Variants made of ${asset.filename}`}>
+            {made.map((x) => (
+              <li key={x.key}>
+                <code>{x.key}</code> · {x.mimeType.replace('image/', '')} · {x.width}×{x.height} · {size(x.size)}
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p className="muted">None made yet.</p>
+        )
+      ) : null}
+    </details>
   );
 }
