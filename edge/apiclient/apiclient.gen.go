@@ -550,6 +550,20 @@ type AssetStatus struct {
 	Status UploadState `json:"status"`
 }
 
+// AssetVariant A variant made of an asset and stored beside it (decisions.md 9.3).
+type AssetVariant struct {
+	BlobKey   string `json:"blobKey"`
+	CreatedAt string `json:"createdAt"`
+	Height    int    `json:"height"`
+
+	// Key The options' canonical spelling with the format asked for (w320_h320_cover_auto_q75).
+	Key      string `json:"key"`
+	MimeType string `json:"mimeType"`
+	Sha256   string `json:"sha256"`
+	Size     int    `json:"size"`
+	Width    int    `json:"width"`
+}
+
 // Collection defines model for Collection.
 type Collection struct {
 	Fields []struct {
@@ -848,9 +862,15 @@ type StoredAsset struct {
 	StorageKey string            `json:"storageKey"`
 	Sweep      *string           `json:"sweep,omitempty"`
 	Tags       *[]string         `json:"tags"`
-	Title      *string           `json:"title"`
-	Uploaded   *bool             `json:"uploaded,omitempty"`
-	Width      int               `json:"width"`
+
+	// ThumbnailUrl A small image of a completed public image for the dashboard's file list: the project's variant named thumb when it defines one, else a signed 256x256 cover ad-hoc variant (format auto); an SVG's original. Absent for other assets.
+	ThumbnailUrl *string `json:"thumbnailUrl,omitempty"`
+	Title        *string `json:"title"`
+	Uploaded     *bool   `json:"uploaded,omitempty"`
+
+	// Variants The variants made of the asset (GET of one asset only).
+	Variants *[]AssetVariant `json:"variants,omitempty"`
+	Width    int             `json:"width"`
 }
 
 // StoredAssetStatus defines model for StoredAsset.Status.

@@ -1493,16 +1493,19 @@ export interface components {
             /** @description A small image of a completed public image for the dashboard's file list: the project's variant named thumb when it defines one, else a signed 256x256 cover ad-hoc variant (format auto); an SVG's original. Absent for other assets. */
             thumbnailUrl?: string;
             /** @description The variants made of the asset (GET of one asset only). */
-            variants?: {
-                key: string;
-                blobKey: string;
-                mimeType: string;
-                size: number;
-                sha256: string;
-                width: number;
-                height: number;
-                createdAt: string;
-            }[];
+            variants?: components["schemas"]["AssetVariant"][];
+        };
+        /** @description A variant made of an asset and stored beside it (decisions.md 9.3). */
+        AssetVariant: {
+            /** @description The options' canonical spelling with the format asked for (w320_h320_cover_auto_q75). */
+            key: string;
+            blobKey: string;
+            mimeType: string;
+            size: number;
+            sha256: string;
+            width: number;
+            height: number;
+            createdAt: string;
         };
         FormDefinition: {
             slug: string;
