@@ -287,6 +287,7 @@ func (e ReportEmailEventJSONBodyType) Valid() bool {
 const (
 	Publishable CreateKeyJSONBodyKind = "publishable"
 	Secret      CreateKeyJSONBodyKind = "secret"
+	Test        CreateKeyJSONBodyKind = "test"
 )
 
 // Valid indicates whether the value is a known member of the CreateKeyJSONBodyKind enum.
@@ -295,6 +296,8 @@ func (e CreateKeyJSONBodyKind) Valid() bool {
 	case Publishable:
 		return true
 	case Secret:
+		return true
+	case Test:
 		return true
 	default:
 		return false
@@ -1212,6 +1215,7 @@ type AcceptInviteJSONBody struct {
 
 // CreateKeyJSONBody defines parameters for CreateKey.
 type CreateKeyJSONBody struct {
+	// Kind test makes a pk_test_ key.
 	Kind     *CreateKeyJSONBodyKind `json:"kind,omitempty"`
 	Name     *string                `json:"name,omitempty"`
 	Org      *string                `json:"org,omitempty"`

@@ -2828,8 +2828,11 @@ export interface operations {
                     org?: string;
                     project?: string;
                     name?: string;
-                    /** @enum {string} */
-                    kind?: "publishable" | "secret";
+                    /**
+                     * @description test makes a pk_test_ key.
+                     * @enum {string}
+                     */
+                    kind?: "publishable" | "secret" | "test";
                     products?: string[];
                 };
             };
