@@ -1,5 +1,7 @@
-// The admin API client: every rule is the server's; this only carries the session's CSRF token
-// and turns error envelopes into ApiError with the server's message.
+// The admin API client: every request goes through @gatehouse/client (openapi-fetch over the
+// types generated from the gateway's OpenAPI document). Every rule is the server's; this only
+// carries the session's CSRF token and turns refusals into ApiError with the server's message.
+import { ApiError as ClientError, createClient, type GatehouseClient } from '@gatehouse/client';
 
 function meta(name: string, fallback: string): string {
   if (typeof document === 'undefined') return fallback;
@@ -56,54 +58,57 @@ export const currentCSRF = (): string => csrf;
 export interface RequestOptions {
   method?: string;
   body?: unknown;
-  /** A raw body (NDJSON, YAML) sent with its own Content-Type. */
-  raw?: { data: BodyInit; type: string };
-  accept?: string;
   /** Set on sign-in: a 401 is a wrong password, not an expired session. */
   quiet401?: boolean;
 }
 
-/** Calls the admin API at path (relative to /admin/v1); resolves to the decoded JSON, or null for 204. */
-export async function api<T>(path: string, o: RequestOptions = {}): Promise<T> {
-  const method = o.method ?? 'GET';
-  const headers: Record<string, string> = { Accept: o.accept ?? 'application/json' };
-  let body: BodyInit | undefined;
-  if (o.raw) {
-    headers['Content-Type'] = o.raw.type;
-    body = o.raw.data;
-  } else if (o.body !== undefined) {
-    headers['Content-Type'] = 'application/json';
-    body = JSON.stringify(o.body);
-  }
-  if (method !== 'GET' && method !== 'HEAD' && csrf) headers['X-CSRF-Token'] = csrf;
-  let res: Response;
+const adminPrefix = '/admin/v1';
+
+/**
+ * gh is the typed client of the gateway: paths are the document's (`/admin/v1/...`), relative
+ * to the page's origin unless the gateway names another base in its meta tag. The session
+ * cookie goes along (same origin); state-changing requests carry the CSRF token.
+ */
+export const gh: GatehouseClient = createClient({
+  baseUrl: config.api.endsWith(adminPrefix) ? config.api.slice(0, -adminPrefix.length) : config.api,
+  credentials: 'same-origin',
+});
+gh.use({
+  onRequest({ request }) {
+    if (request.method !== 'GET' && request.method !== 'HEAD' && csrf) request.headers.set('X-CSRF-Token', csrf);
+    return request;
+  },
+});
+
+/**
+ * call awaits one call of gh and resolves to its data (null for a 204). A refusal becomes an
+ * ApiError carrying the envelope's message; a 401 ends the session unless quiet401 (sign-in,
+ * where it means a wrong password); a network failure is ApiError 0 NETWORK.
+ */
+export async function call<T>(p: Promise<{ data: T; response: Response }>, quiet401 = false): Promise<T> {
   try {
-    res = await fetch(config.api + path, { method, headers, body, credentials: 'same-origin' });
-  } catch {
-    throw new ApiError(0, 'NETWORK', 'The gateway did not answer (network error).');
+    const { data, response } = await p;
+    return (response.status === 204 ? null : data) as T;
+  } catch (e) {
+    if (!(e instanceof ClientError)) throw new ApiError(0, 'NETWORK', 'The gateway did not answer (network error).');
+    if (e.status === 401 && !quiet401) onUnauthorized();
+    const body = e.body as { message?: unknown } | undefined;
+    const message = typeof body?.message === 'string' && body.message ? body.message : `${e.status} ${e.response.statusText}`;
+    throw new ApiError(e.status, e.code ?? '', message, e.details);
   }
-  if (res.status === 401 && !o.quiet401) onUnauthorized();
-  if (!res.ok) throw await toError(res);
-  if (res.status === 204) return null as T;
-  const type = res.headers.get('Content-Type') ?? '';
-  return (type.includes('json') ? await res.json() : await res.text()) as T;
 }
 
-async function toError(res: Response): Promise<ApiError> {
-  let code = '';
-  let message = `${res.status} ${res.statusText}`;
-  let details: ApiError['details'];
-  try {
-    const b = await res.json();
-    if (b && typeof b === 'object') {
-      code = typeof b.error === 'string' ? b.error : '';
-      if (typeof b.message === 'string' && b.message) message = b.message;
-      if (Array.isArray(b.details)) details = b.details;
-    }
-  } catch {
-    /* not JSON: keep the status line */
-  }
-  return new ApiError(res.status, code, message, details);
+type Untyped = (path: string, init?: { body?: unknown }) => Promise<{ data: unknown; response: Response }>;
+
+/**
+ * api calls an admin route by a path built at run time (relative to /admin/v1, query included),
+ * through the same client but without the document's per-path types: the list and detail
+ * loaders (usePaged, useLoad) and the pages not yet moved to typed calls of gh.
+ */
+export function api<T>(path: string, o: RequestOptions = {}): Promise<T> {
+  const method = (o.method ?? 'GET') as 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  const send = gh[method] as unknown as Untyped;
+  return call(send(adminPrefix + path, o.body === undefined ? undefined : { body: o.body }), o.quiet401) as Promise<T>;
 }
 
 /** Builds a query string from the defined, non-empty values. */

@@ -2,7 +2,7 @@
 // product, each a client of the admin API (decisions.md 8.2).
 import { StrictMode, useCallback, useEffect, useState, type ReactElement } from 'react';
 import { createRoot } from 'react-dom/client';
-import { api, ApiError, setSession, type Session } from './api';
+import { ApiError, call, gh, setSession, type Session } from './api';
 import { navigate, useRoute } from './router';
 import { ErrorNote, Link } from './ui';
 import { Scope, ScopeBar, useScope } from './scope';
@@ -73,7 +73,7 @@ function App() {
       setChecked(true);
       return;
     }
-    api<Session>('/session', { quiet401: true })
+    call<Session>(gh.GET('/admin/v1/session'), true)
       .then((s) => {
         setSession(s.csrfToken, signedOut);
         setS(s);
@@ -126,7 +126,7 @@ function SignIn({ onSignedIn, error }: { onSignedIn: (s: Session) => void; error
           setBusy(true);
           setErr(null);
           try {
-            const s = await api<Session>('/session', { method: 'POST', body: { email, password }, quiet401: true });
+            const s = await call<Session>(gh.POST('/admin/v1/session', { body: { email, password } }), true);
             onSignedIn(s);
           } catch (x) {
             setErr(x);
@@ -179,7 +179,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <button
             type="button"
             onClick={async () => {
-              await api('/session', { method: 'DELETE' }).catch(() => undefined);
+              await call(gh.DELETE('/admin/v1/session')).catch(() => undefined);
               onSignOut();
               navigate('/', true);
             }}

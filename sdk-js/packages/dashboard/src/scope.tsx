@@ -1,6 +1,6 @@
 // The org and project every page works in: chosen in the header, kept in localStorage.
 import { useEffect, useState } from 'react';
-import { api, seg, type Page, type Session } from './api';
+import { call, gh, type Session } from './api';
 
 /** A project as GET /admin/v1/orgs/{org}/projects lists it. */
 export interface Project {
@@ -50,7 +50,7 @@ export function useScope(session: Session): Scope {
   useEffect(() => {
     if (!org) return;
     let live = true;
-    api<Page<Project>>(`/orgs/${seg(org)}/projects`)
+    call(gh.GET('/admin/v1/orgs/{org}/projects', { params: { path: { org } } }))
       .then((p) => {
         if (!live) return;
         setProjects(p.items);

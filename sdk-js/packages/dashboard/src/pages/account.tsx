@@ -2,7 +2,7 @@
 // of one's sessions with sign-out of one or of every other. Also the page an invite link opens
 // (no session yet): choose a password and be signed in.
 import { useEffect, useState } from 'react';
-import { api, type Page, type Session } from '../api';
+import { call, gh, type Page, type Session } from '../api';
 import { type Scope } from '../scope';
 import { ErrorNote, Notice, Time, useAction, useLoad } from '../ui';
 
@@ -80,7 +80,7 @@ function Sessions() {
                     disabled={act.busy}
                     aria-label={`Sign out the session ${i.id.slice(0, 8)}`}
                     onClick={() =>
-                      act.run(() => api(`/session/sessions/${i.id}`, { method: 'DELETE' })).then((r) => {
+                      act.run(() => call(gh.DELETE('/admin/v1/session/sessions/{id}', { params: { path: { id: i.id } } }))).then((r) => {
                         if (r === undefined) return;
                         setNote('That session is signed out.');
                         list.reload();
@@ -99,7 +99,7 @@ function Sessions() {
         type="button"
         disabled={act.busy || !others}
         onClick={() =>
-          act.run(() => api<{ ended: number }>('/session/sessions', { method: 'DELETE' })).then((r) => {
+          act.run(() => call(gh.DELETE('/admin/v1/session/sessions'))).then((r) => {
             if (!r) return;
             setNote(`${r.ended} other session(s) signed out.`);
             list.reload();
@@ -129,7 +129,7 @@ function PasswordForm({ onChanged }: { onChanged: () => void }) {
           act.setError(new Error('The new password and its repetition differ.'));
           return;
         }
-        const r = await act.run(() => api('/session/password', { method: 'PUT', body: { currentPassword: current, newPassword: next } }));
+        const r = await act.run(() => call(gh.PUT('/admin/v1/session/password', { body: { currentPassword: current, newPassword: next } })));
         if (r !== undefined) {
           setCurrent('');
           setNext('');
@@ -192,7 +192,7 @@ export function AcceptInvite({ onSignedIn }: { onSignedIn: (s: Session) => void 
             act.setError(new Error('The password and its repetition differ.'));
             return;
           }
-          const s = await act.run(() => api<Session>('/invites/accept', { method: 'POST', body: { token, password }, quiet401: true }));
+          const s = await act.run(() => call<Session>(gh.POST('/admin/v1/invites/accept', { body: { token, password } }), true));
           if (s) onSignedIn(s);
         }}
       >

@@ -1,7 +1,7 @@
 // Email: templates with a live preview from sample variables, messages filtered by status and
 // tag with each one's delivery log, and the org's suppression list (add, remove).
 import { useEffect, useMemo, useState } from 'react';
-import { api, qs, seg, type Page } from '../api';
+import { api, call, gh, qs, seg, type Page } from '../api';
 import { NeedProject, type Scope } from '../scope';
 import { Tabs } from '../tabs';
 import { ErrorNote, ListState, Notice, Pager, Time, confirmed, useAction, useDebounced, useLoad, usePaged } from '../ui';
@@ -391,7 +391,7 @@ function Suppressions({ scope }: { scope: Scope }) {
         aria-labelledby="sup-add"
         onSubmit={async (e) => {
           e.preventDefault();
-          const r = await act.run(() => api(base, { method: 'POST', body: { email, reason: reason || undefined } }));
+          const r = await act.run(() => call(gh.POST('/admin/v1/orgs/{org}/suppressions', { params: { path: { org: scope.org } }, body: { email, reason: reason || undefined } })));
           if (r !== undefined) {
             setEmail('');
             setReason('');
@@ -441,7 +441,7 @@ function Suppressions({ scope }: { scope: Scope }) {
                     type="button"
                     className="danger"
                     aria-label={`Remove ${s.email}`}
-                    onClick={() => act.run(() => api(`${base}/${seg(s.email)}`, { method: 'DELETE' })).then(list.reload)}
+                    onClick={() => act.run(() => call(gh.DELETE('/admin/v1/orgs/{org}/suppressions/{email}', { params: { path: { org: scope.org, email: s.email } } }))).then(list.reload)}
                   >
                     Remove
                   </button>

@@ -2,7 +2,7 @@
 // server names in thumbnailUrl), the variants made of each image, a type filter, editing of
 // alt, title and tags, and deletion.
 import { useState } from 'react';
-import { api, config, qs, seg } from '../api';
+import { call, config, gh, qs, seg } from '../api';
 import { type Scope } from '../scope';
 import { ErrorNote, ListState, Notice, Pager, Time, confirmed, useAction, useLoad, usePaged } from '../ui';
 
@@ -133,7 +133,7 @@ function AssetCard({ asset, onChanged }: { asset: Asset; onChanged: () => void }
             type="button"
             className="danger"
             aria-label={`Delete ${asset.filename}`}
-            onClick={() => confirmed(`Delete ${asset.filename}? Its public URL stops working.`) && act.run(() => api(`/assets/${seg(asset.id)}`, { method: 'DELETE' })).then((r) => r !== undefined && onChanged())}
+            onClick={() => confirmed(`Delete ${asset.filename}? Its public URL stops working.`) && act.run(() => call(gh.DELETE('/admin/v1/assets/{id}', { params: { path: { id: asset.id } } }))).then((r) => r !== undefined && onChanged())}
           >
             Delete
           </button>
@@ -143,7 +143,7 @@ function AssetCard({ asset, onChanged }: { asset: Asset; onChanged: () => void }
           onSubmit={async (e) => {
             e.preventDefault();
             const body = { alt, title, tags: tags.split(',').map((t) => t.trim()).filter(Boolean) };
-            const r = await act.run(() => api(`/assets/${seg(asset.id)}`, { method: 'PATCH', body }));
+            const r = await act.run(() => call(gh.PATCH('/admin/v1/assets/{id}', { params: { path: { id: asset.id } }, body })));
             if (r !== undefined) {
               setEdit(false);
               setNote('Saved.');

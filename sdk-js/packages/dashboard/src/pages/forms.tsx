@@ -1,7 +1,7 @@
 // Forms: the project's form definitions to pick from, then the inbox of one form, newest first
 // (time, IP, user agent, data, file links), CSV export and deletion. The chosen form's slug is
 // kept in the URL.
-import { api, ApiError, config, seg, type Page } from '../api';
+import { ApiError, call, config, gh, seg, type Page } from '../api';
 import { setQuery, useRoute } from '../router';
 import { NeedProject, type Scope } from '../scope';
 import { ErrorNote, ListState, Pager, Time, confirmed, useAction, useLoad, usePaged } from '../ui';
@@ -133,7 +133,7 @@ function Inbox({ project, form }: { project: string; form: string }) {
                     type="button"
                     className="danger"
                     aria-label={`Delete submission ${s.id}`}
-                    onClick={() => confirmed('Delete this submission and its files?') && act.run(() => api(`${base}/${seg(s.id)}`, { method: 'DELETE' })).then(list.reload)}
+                    onClick={() => confirmed('Delete this submission and its files?') && act.run(() => call(gh.DELETE('/admin/v1/projects/{project}/forms/{slug}/submissions/{id}', { params: { path: { project, slug: form, id: s.id } } }))).then(list.reload)}
                   >
                     Delete
                   </button>

@@ -1,7 +1,7 @@
 // API keys of the org: list by name and prefix, create (the value is shown once, with a copy
 // button), revoke. Values are never listed: the gateway keeps only their hashes.
 import { useState } from 'react';
-import { api, seg } from '../api';
+import { call, gh, seg } from '../api';
 import { type Scope } from '../scope';
 import { CopyButton, ErrorNote, ListState, Pager, confirmed, useAction, usePaged } from '../ui';
 
@@ -88,11 +88,10 @@ export function KeysPage({ scope }: { scope: Scope }) {
                         confirmed(`Revoke key ${k.name}? It stops working at once.`) &&
                         revoke
                           .run(() =>
-                            api(
+                            call(
                               k.project
-                                ? `/orgs/${seg(k.org)}/projects/${seg(k.project)}/keys/${seg(k.name)}`
-                                : `/orgs/${seg(k.org)}/keys/${seg(k.name)}`,
-                              { method: 'DELETE' },
+                                ? gh.DELETE('/admin/v1/orgs/{org}/projects/{project}/keys/{name}', { params: { path: { org: k.org, project: k.project, name: k.name } } })
+                                : gh.DELETE('/admin/v1/orgs/{org}/keys/{name}', { params: { path: { org: k.org, name: k.name } } }),
                             ),
                           )
                           .then(list.reload)
@@ -115,7 +114,7 @@ export function KeysPage({ scope }: { scope: Scope }) {
 function CreateKey({ scope, onCreated }: { scope: Scope; onCreated: (g: Generated) => void }) {
   const [name, setName] = useState('');
   const [project, setProject] = useState(scope.project);
-  const [kind, setKind] = useState('secret');
+  const [kind, setKind] = useState<'secret' | 'publishable' | 'test'>('secret');
   const [products, setProducts] = useState<string[]>(['email']);
   const act = useAction();
   return (
@@ -125,7 +124,7 @@ function CreateKey({ scope, onCreated }: { scope: Scope; onCreated: (g: Generate
       onSubmit={async (e) => {
         e.preventDefault();
         const g = await act.run(() =>
-          api<Generated>('/keys', { method: 'POST', body: { org: scope.org, project: project || undefined, name: name || undefined, kind, products } }),
+          call(gh.POST('/admin/v1/keys', { body: { org: scope.org, project: project || undefined, name: name || undefined, kind, products } })),
         );
         if (g) {
           setName('');
@@ -152,7 +151,7 @@ function CreateKey({ scope, onCreated }: { scope: Scope; onCreated: (g: Generate
         </label>
         <label>
           Kind
-          <select value={kind} onChange={(e) => setKind(e.target.value)}>
+          <select value={kind} onChange={(e) => setKind(e.target.value as typeof kind)}>
             <option value="secret">secret (sk_live_)</option>
             <option value="publishable">publishable (pk_live_)</option>
             <option value="test">test</option>

@@ -2,7 +2,7 @@
 // with their roles (changed here, never one's own), removal, invitations by link (shown once,
 // with a copy button) and the pending invites with revoke.
 import { useState } from 'react';
-import { api, config, seg, type Page } from '../api';
+import { call, config, gh, seg, type Page } from '../api';
 import { type Scope } from '../scope';
 import { CopyButton, ErrorNote, Notice, Time, confirmed, useAction, useLoad } from '../ui';
 
@@ -84,8 +84,8 @@ function Manage({ org, self }: { org: string; self: string }) {
                     value={u.role}
                     disabled={act.busy}
                     onChange={(e) => {
-                      const r = e.target.value;
-                      act.run(() => api(`/users/${seg(u.email)}`, { method: 'PATCH', body: { role: r } })).then(done(`${u.email} is now ${r}.`));
+                      const r = e.target.value as 'owner' | 'member';
+                      act.run(() => call(gh.PATCH('/admin/v1/users/{email}', { params: { path: { email: u.email } }, body: { role: r } }))).then(done(`${u.email} is now ${r}.`));
                     }}
                   >
                     <option value="member">member</option>
@@ -103,7 +103,7 @@ function Manage({ org, self }: { org: string; self: string }) {
                     className="danger"
                     disabled={act.busy}
                     aria-label={`Remove ${u.email}`}
-                    onClick={() => confirmed(`Remove ${u.email} from ${org}? Their sessions end at once.`) && act.run(() => api(`/users/${seg(u.email)}`, { method: 'DELETE' })).then(done(`${u.email} is removed.`))}
+                    onClick={() => confirmed(`Remove ${u.email} from ${org}? Their sessions end at once.`) && act.run(() => call(gh.DELETE('/admin/v1/users/{email}', { params: { path: { email: u.email } } }))).then(done(`${u.email} is removed.`))}
                   >
                     Remove
                   </button>
@@ -142,7 +142,7 @@ function Manage({ org, self }: { org: string; self: string }) {
                     className="danger"
                     disabled={act.busy}
                     aria-label={`Revoke the invite of ${i.email}`}
-                    onClick={() => act.run(() => api(`/orgs/${seg(org)}/invites/${seg(i.email)}`, { method: 'DELETE' })).then(done(`The invite of ${i.email} is revoked.`))}
+                    onClick={() => act.run(() => call(gh.DELETE('/admin/v1/orgs/{org}/invites/{email}', { params: { path: { org, email: i.email } } }))).then(done(`The invite of ${i.email} is revoked.`))}
                   >
                     Revoke
                   </button>
@@ -158,7 +158,7 @@ function Manage({ org, self }: { org: string; self: string }) {
 
 function InviteForm({ org, onInvited }: { org: string; onInvited: () => void }) {
   const [email, setEmail] = useState('');
-  const [role, setRole] = useState('member');
+  const [role, setRole] = useState<'owner' | 'member'>('member');
   const [link, setLink] = useState<{ email: string; url: string } | null>(null);
   const act = useAction();
   return (
@@ -168,7 +168,7 @@ function InviteForm({ org, onInvited }: { org: string; onInvited: () => void }) 
         aria-labelledby="invite-title"
         onSubmit={async (e) => {
           e.preventDefault();
-          const r = await act.run(() => api<Invite & { token: string }>(`/orgs/${seg(org)}/invites`, { method: 'POST', body: { email, role } }));
+          const r = await act.run(() => call(gh.POST('/admin/v1/orgs/{org}/invites', { params: { path: { org } }, body: { email, role } })));
           if (r) {
             setLink({ email: r.email, url: inviteLink(window.location.origin, config.base, r.token) });
             setEmail('');
@@ -184,7 +184,7 @@ function InviteForm({ org, onInvited }: { org: string; onInvited: () => void }) 
           </label>
           <label>
             Role
-            <select value={role} onChange={(e) => setRole(e.target.value)}>
+            <select value={role} onChange={(e) => setRole(e.target.value as typeof role)}>
               <option value="member">member</option>
               <option value="owner">owner</option>
             </select>

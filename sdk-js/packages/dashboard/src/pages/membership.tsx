@@ -3,7 +3,7 @@
 // browser: the gateway tells only whether a connection has one. The tenants document owns
 // active:, so its next apply writes its own choice back; the page says so.
 import { useState } from 'react';
-import { api, seg, type Page } from '../api';
+import { call, gh, seg, type Page } from '../api';
 import { NeedProject, type Scope } from '../scope';
 import { ErrorNote, Notice, confirmed, useAction, useLoad } from '../ui';
 
@@ -26,7 +26,7 @@ export function MembershipPage({ scope }: { scope: Scope }) {
   const setActive = async (c: Connection, active: boolean) => {
     if (!active && !confirmed(`Deactivate ${c.name}? Sign-in stops working for this project until a connection is active again.`)) return;
     setNote('');
-    const r = await act.run(() => api(`${base}/${seg(c.name)}/active`, { method: 'PUT', body: { active } }));
+    const r = await act.run(() => call(gh.PUT('/admin/v1/projects/{project}/connections/{name}/active', { params: { path: { project: scope.project, name: c.name } }, body: { active } })));
     if (r !== undefined) {
       setNote(active ? `${c.name} is now the active connection.` : `${c.name} is deactivated: no connection is active.`);
       list.reload();

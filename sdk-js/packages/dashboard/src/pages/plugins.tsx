@@ -2,13 +2,16 @@
 // and detached from hooks, the registered plugins with status, calls and errors by kind and
 // each one's log (the newest lines the guest printed), and a module upload.
 import { useState } from 'react';
-import { api, config, qs, seg, type Page } from '../api';
+import { call, config, gh, qs, seg, type Page } from '../api';
 import { upload } from '../upload';
 import { NeedProject, type Scope } from '../scope';
 import { ErrorNote, ListState, Notice, Time, useAction, useLoad, usePaged } from '../ui';
 
 /** The hook points a module can be attached to. */
-const HOOKS = ['forms.submit', 'records.read', 'email.send', 'captcha.verify'];
+const HOOKS = ['forms.submit', 'records.read', 'email.send', 'captcha.verify'] as const;
+
+/** One hook point. */
+type Hook = (typeof HOOKS)[number];
 
 /** An uploaded module (GET .../plugin-modules). */
 interface Module {
@@ -153,7 +156,7 @@ function Modules(p: { project: string; modules: Module[] | null; error: unknown;
               // The registration a hook is attached through: the one named as the module, else the first running it.
               const reg = m.plugins.includes(m.name) ? m.name : (m.plugins[0] ?? m.name);
               const free = HOOKS.filter((h) => !m.hooks.includes(h));
-              const hook = pick[m.name] || free[0] || '';
+              const hook = (pick[m.name] || free[0] || '') as Hook;
               return (
                 <tr key={m.name}>
                   <td>
@@ -176,7 +179,7 @@ function Modules(p: { project: string; modules: Module[] | null; error: unknown;
                               disabled={act.busy}
                               aria-label={`Detach ${m.name} from ${h}`}
                               onClick={() =>
-                                act.run(() => api(`${base}/${seg(reg)}/hooks/${seg(h)}`, { method: 'DELETE' })).then((r) => {
+                                act.run(() => call(gh.DELETE('/admin/v1/projects/{project}/plugins/{name}/hooks/{hook}', { params: { path: { project: p.project, name: reg, hook: h } } }))).then((r) => {
                                   if (r === undefined) return;
                                   setNote(`${m.name} detached from ${h}.`);
                                   p.onChanged();
@@ -201,7 +204,7 @@ function Modules(p: { project: string; modules: Module[] | null; error: unknown;
                         className="row"
                         onSubmit={(e) => {
                           e.preventDefault();
-                          act.run(() => api(`${base}/${seg(reg)}/hooks`, { method: 'POST', body: { hook, module: m.name } })).then((r) => {
+                          act.run(() => call(gh.POST('/admin/v1/projects/{project}/plugins/{name}/hooks', { params: { path: { project: p.project, name: reg } }, body: { hook, module: m.name } }))).then((r) => {
                             if (r === undefined) return;
                             setNote(`${m.name} attached to ${hook}.`);
                             p.onChanged();

@@ -5,7 +5,7 @@
 // the API's validation errors beside their fields; raw JSON as an option) and NDJSON import with
 // upload progress.
 import { useEffect, useMemo, useState } from 'react';
-import { api, ApiError, config, qs, seg, type Page } from '../api';
+import { api, ApiError, call, config, gh, qs, seg, type Page } from '../api';
 import { upload } from '../upload';
 import { setQuery, useRoute } from '../router';
 import { NeedProject, type Scope } from '../scope';
@@ -55,7 +55,7 @@ function useRelationTitles(project: string, fields: Field[]): Record<string, Rec
     let live = true;
     Promise.all(
       targets.map((t) =>
-        api<Page<AdminRecord>>(`/projects/${seg(project)}/collections/${seg(t)}/records?limit=100`)
+        call(gh.GET('/admin/v1/projects/{project}/collections/{collection}/records', { params: { path: { project, collection: t }, query: { limit: 100 } } }))
           .then((p) => [t, Object.fromEntries(p.items.map((r) => [r.id, String(r.title ?? r.id)]))] as const)
           .catch(() => [t, {}] as const),
       ),
@@ -506,8 +506,8 @@ function RelationPicker(p: { project: string; f: Field; value: unknown; titles: 
   useEffect(() => {
     if (!f.collection) return;
     let live = true;
-    api<Page<AdminRecord>>(`/projects/${seg(p.project)}/collections/${seg(f.collection)}/records${qs({ q: q.trim(), limit: 8 })}`)
-      .then((pg) => live && setFound(pg.items.map((r) => ({ id: r.id, title: String(r.title ?? r.id) }))))
+    call(gh.GET('/admin/v1/projects/{project}/collections/{collection}/records', { params: { path: { project: p.project, collection: f.collection }, query: { q: q.trim() || undefined, limit: 8 } } }))
+      .then((pg) => live && setFound(pg.items.map((r) => ({ id: r.id ?? '', title: String(r.title ?? r.id) }))))
       .catch(() => live && setFound([]));
     return () => {
       live = false;

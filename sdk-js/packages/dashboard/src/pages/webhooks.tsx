@@ -3,7 +3,7 @@
 // deliveries of the chosen one, newest first, with a test send. The choice is kept in the URL;
 // the first webhook is chosen on arrival.
 import { useState } from 'react';
-import { api, seg, type Page } from '../api';
+import { api, call, gh, seg, type Page } from '../api';
 import { setQuery, useRoute } from '../router';
 import { NeedProject, type Scope } from '../scope';
 import { CopyButton, ErrorNote, FieldError, ListState, Notice, Pager, Time, confirmed, fieldProblem, useAction, useLoad, usePaged } from '../ui';
@@ -80,7 +80,7 @@ export function WebhooksPage({ scope }: { scope: Scope }) {
                       aria-label={`Remove ${h.name}`}
                       onClick={() =>
                         confirmed(`Remove webhook ${h.name}? Its pending deliveries stop.`) &&
-                        act.run(() => api(`${base}/${seg(h.name)}`, { method: 'DELETE' })).then((r) => {
+                        act.run(() => call(gh.DELETE('/admin/v1/projects/{project}/webhooks/{name}', { params: { path: { project: scope.project, name: h.name } } }))).then((r) => {
                           if (r === undefined) return;
                           setNote(`Webhook ${h.name} removed.`);
                           if (editing.hook?.name === h.name) setEditing((e) => ({ hook: null, n: e.n + 1 }));
@@ -225,7 +225,7 @@ function Deliveries({ project, name }: { project: string; name: string }) {
           type="button"
           disabled={act.busy}
           onClick={() =>
-            act.run(() => api<{ ok: boolean; statusCode: number; error?: string }>(`${base}/test`, { method: 'POST' })).then((r) => {
+            act.run(() => call(gh.POST('/admin/v1/projects/{project}/webhooks/{name}/test', { params: { path: { project, name } } }))).then((r) => {
               if (r === undefined) return;
               setNote(r?.ok ? `Test event delivered (HTTP ${r.statusCode}).` : `Test event sent: ${r?.error || `HTTP ${r?.statusCode}`}.`);
               list.reload();
