@@ -33,13 +33,18 @@ var _ engine = (*badgerEngine)(nil)
 // same CPU over 10 s and doubled the p99.
 const baseLevelMB = 32
 
-// tableSizeMultiplier keeps every level's tables at badger's base table size (2 MB) instead of
-// doubling it at each level past the base (badger's default, 2). A compaction holds up to 8 +
-// its key-range splits table builders at once, each with a buffer of twice its level's table
-// size, and two compactors run; at a million records the deepest levels' tables reached 8-16
-// MB, and the builders held 269 MB during the import (docs/performance.md, Footprint). With
-// one size the bytes compacted are the same, in more, smaller files.
-const tableSizeMultiplier = 1
+// Table sizes bound what compactions hold. A compaction builds up to 8 + its key-range splits
+// tables at once (badger's fixed throttle), each builder holding twice its table's size plus
+// the compressed copies of its blocks, and two compactors run (badger's least). With badger's
+// defaults (2 MB base tables, doubled at each level past the base) the deepest levels' tables
+// of a million records reached 8-16 MB and the builders held 269 MB during the import
+// (docs/performance.md, Footprint). So every level's tables stay at one size (multiplier 1),
+// and that size is 1 MB: the bytes compacted are the same, in more, smaller files (about one
+// per MB of store; the Go runtime raises the open-files limit to its hard limit at start).
+const (
+	baseTableMB         = 1
+	tableSizeMultiplier = 1
+)
 
 func openBadger(opts Options) (*badgerEngine, error) {
 	bo := badger.DefaultOptions(opts.Dir)
@@ -59,6 +64,7 @@ func openBadger(opts Options) (*badgerEngine, error) {
 		WithNumMemtables(orDefault(opts.NumMemtables, DefaultNumMemtables)).
 		WithNumCompactors(2).
 		WithBaseLevelSize(baseLevelMB << 20)
+	bo.BaseTableSize = baseTableMB << 20
 	bo.TableSizeMultiplier = tableSizeMultiplier // no With method in badger v4
 	bdb, err := badger.Open(bo)
 	if err != nil {

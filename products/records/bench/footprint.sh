@@ -10,6 +10,7 @@
 # FOOTPRINT_CREATES (30s) the creates', FOOTPRINT_CHUNK (0: the whole file in one command)
 # the lines per import command, FOOTPRINT_DIR the work folder (files kept for the next run),
 # FOOTPRINT_CONFIG extra YAML lines for the server's config (e.g. "memory_limit_mb: 300").
+# FOOTPRINT_CGROUP_MB runs the server in a cgroup of that many MB (root; cgroup v2 or v1).
 set -euo pipefail
 n=${1:-1000000}
 dur=${FOOTPRINT_DURATION:-10s} creates=${FOOTPRINT_CREATES:-30s} chunk=${FOOTPRINT_CHUNK:-0}
@@ -33,9 +34,25 @@ stop() {
   [ -n "$sampler" ] && { kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true; }
   [ -n "$pid" ] && { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; }
   sampler= pid=
+  [ -n "$cg" ] && { rmdir "$cg" 2>/dev/null || true; }
 }
 trap stop EXIT
-"$root/bin/gatehouse" serve --data "$work/data" --config "$work/gatehouse.yaml" --tenants "$work/nd/tenants.yaml" >"$work/serve.log" 2>&1 &
+serve=("$root/bin/gatehouse" serve --data "$work/data" --config "$work/gatehouse.yaml" --tenants "$work/nd/tenants.yaml")
+cg=
+if [ -n "${FOOTPRINT_CGROUP_MB:-}" ]; then
+  # The server runs in a cgroup of its own limited to FOOTPRINT_CGROUP_MB (v2 memory.max, else
+  # v1 memory.limit_in_bytes), joined before it execs, with nothing configured: its budget
+  # derives from the limit. The run ends with the cgroup's OOM kills and the server's state.
+  if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    cg=/sys/fs/cgroup/bench-footprint-$$ limitfile=memory.max
+  else
+    cg=/sys/fs/cgroup/memory/bench-footprint-$$ limitfile=memory.limit_in_bytes
+  fi
+  mkdir "$cg" && echo $((FOOTPRINT_CGROUP_MB << 20)) > "$cg/$limitfile"
+  sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "${serve[@]}" >"$work/serve.log" 2>&1 &
+else
+  "${serve[@]}" >"$work/serve.log" 2>&1 &
+fi
 pid=$!
 wait_up $pid "$url/readyz" "$work/serve.log"
 budget=$(curl -fs "$url/metrics" | awk -F'[{}" ]' '/^gatehouse_memory_budget_bytes/ {printf "%s (%d MB)", $3, $6/1048576}')
@@ -96,6 +113,10 @@ sleep 0.5
 read -r _ rps p50 p99 <<<"$(grep '^RESULT' <<<"$out")"
 echo "durable creates: $rps acknowledged/s, p50 $p50 ms, p99 $p99 ms, $(grep '^STATUS' <<<"$out" | cut -d' ' -f2-)"
 echo "  $(peak creates)"
+if [ -n "$cg" ]; then
+  kill -0 $pid 2>/dev/null && state="still serving" || state="GONE"
+  echo "cgroup ${FOOTPRINT_CGROUP_MB} MB: server $state, oom_kill $(awk '/^oom_kill / {print $2}' "$cg/memory.events" 2>/dev/null || echo "n/a (v1)")"
+fi
 echo "whole run: $(awk '$3 > h {h = $3} END {printf "VmHWM %d MB", h/1024}' "$work/samples")"
 echo "data folder: $(du -sm "$work/data" | cut -f1) MB ($(du -sm "$work/data/db" | cut -f1) MB store, $(du -sm "$work/data/title.bleve" | cut -f1) MB title index)"
 echo "heap profile at the peak (inuse_space), top ten:"
