@@ -23,6 +23,12 @@ import (
 	"time"
 )
 
+// defaultEvery is how often a Trimmer reads its RSS (one read of /proc/self/status, about 20
+// µs). At 200 ms, populated list reads over a million records mapped 150 MB of tables between
+// two checks on a loaded machine (make bench-footprint, mix c: 225 MB file-backed); at 50 ms a
+// check costs 0.04% of a core.
+const defaultEvery = 50 * time.Millisecond
+
 // Trimmer drops the process's mappings of the files under a folder when its file-backed RSS
 // passes a bound. Constructed by New, it does nothing until Start.
 type Trimmer struct {
@@ -38,10 +44,10 @@ type Trimmer struct {
 }
 
 // New returns a Trimmer of the files under dir that keeps the process's file-backed RSS under
-// maxBytes, checked every interval (200 ms when 0).
+// maxBytes, checked every interval (defaultEvery when 0).
 func New(dir string, maxBytes int64, every time.Duration, log *slog.Logger) *Trimmer {
 	if every <= 0 {
-		every = 200 * time.Millisecond
+		every = defaultEvery
 	}
 	abs, err := filepath.Abs(dir)
 	if err == nil {
