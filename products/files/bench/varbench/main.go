@@ -323,10 +323,11 @@ func newResult() *result {
 	return &result{first: map[string]float64{}, firstBad: map[string]int{}, bytes: map[string][]int{}}
 }
 
-// first runs one first-build phase and records it under format.
-func (r *result) firstPhase(format string, jobs []job, conc, nsizes int, check func(job, outcome) error) {
+// firstPhase runs one first-build phase, records it under format and answers the jobs that
+// succeeded (the cached phase serves only those).
+func (r *result) firstPhase(format string, jobs []job, conc, nsizes int, check func(job, outcome) error) []job {
 	outs, el := runJobs(jobs, conc)
-	ok := 0
+	var ok []job
 	sum := make([]int, nsizes)
 	for i, o := range outs {
 		if err := check(jobs[i], o); err != nil {
@@ -336,16 +337,20 @@ func (r *result) firstPhase(format string, jobs []job, conc, nsizes int, check f
 			r.firstBad[format]++
 			continue
 		}
-		ok++
+		ok = append(ok, jobs[i])
 		if jobs[i].copy == 0 {
 			sum[jobs[i].size] += o.bytes
 		}
 	}
-	r.first[format] = float64(ok) / el.Seconds()
+	r.first[format] = float64(len(ok)) / el.Seconds()
 	r.bytes[format] = sum
+	return ok
 }
 
 func (r *result) cachedPhase(jobs []job, o opts) {
+	if len(jobs) == 0 {
+		return
+	}
 	rate, lats, bad := loadFor(jobs, o.cachedConc, o.dur)
 	r.cached, r.cachedP99, r.cachedBad = rate, pct(lats, 0.99), bad
 }
@@ -560,9 +565,9 @@ func runGatehouse(o opts, photos []photo, sizes []size) (*result, error) {
 				}
 			}
 		}
-		r.firstPhase(f, jobs, o.conc, len(sizes), statusOK)
+		made := r.firstPhase(f, jobs, o.conc, len(sizes), statusOK)
 		if f == "webp" {
-			cached = jobs
+			cached = made
 		}
 	}
 	r.cachedPhase(cached, o)
@@ -622,8 +627,7 @@ func runPocketBase(o opts, photos []photo, sizes []size) (*result, error) {
 			}
 		}
 	}
-	r.firstPhase("pb", jobs, o.conc, len(sizes), boxCheck(sizes))
-	r.cachedPhase(jobs, o)
+	r.cachedPhase(r.firstPhase("pb", jobs, o.conc, len(sizes), boxCheck(sizes)), o)
 	r.hwm = s.hwm()
 	return r, nil
 }
