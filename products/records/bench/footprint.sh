@@ -115,7 +115,10 @@ echo "durable creates: $rps acknowledged/s, p50 $p50 ms, p99 $p99 ms, $(grep '^S
 echo "  $(peak creates)"
 if [ -n "$cg" ]; then
   kill -0 $pid 2>/dev/null && state="still serving" || state="GONE"
-  echo "cgroup ${FOOTPRINT_CGROUP_MB} MB: server $state, oom_kill $(awk '/^oom_kill / {print $2}' "$cg/memory.events" 2>/dev/null || echo "n/a (v1)")"
+  # v2: memory.events and memory.peak; v1: memory.oom_control and memory.max_usage_in_bytes.
+  kills=$(awk '/^oom_kill / {print $2}' "$cg/memory.events" "$cg/memory.oom_control" 2>/dev/null | head -1)
+  top=$(cat "$cg/memory.peak" "$cg/memory.max_usage_in_bytes" 2>/dev/null | head -1)
+  echo "cgroup ${FOOTPRINT_CGROUP_MB} MB: server $state, oom_kill ${kills:-unknown}, peak charge $(( ${top:-0} >> 20 )) MB (anonymous memory and the page cache it charged)"
 fi
 echo "whole run: $(awk '$3 > h {h = $3} END {printf "VmHWM %d MB", h/1024}' "$work/samples")"
 echo "data folder: $(du -sm "$work/data" | cut -f1) MB ($(du -sm "$work/data/db" | cut -f1) MB store, $(du -sm "$work/data/title.bleve" | cut -f1) MB title index)"
