@@ -293,6 +293,20 @@ func (x *Index) Sync(ctx context.Context) error {
 // syncKey is the internal key Sync deletes (never set).
 const syncKey = "sync"
 
+// MemoryUsed is what the index's open segments hold in memory, in bytes (bleve's own estimate:
+// segments not yet persisted, the mapped ones' decoded parts, caches), for /metrics; 0 when the
+// index cannot tell.
+func (x *Index) MemoryUsed() uint64 {
+	adv, err := x.b.Advanced()
+	if err != nil {
+		return 0
+	}
+	if m, ok := adv.(interface{ MemoryUsed() uint64 }); ok {
+		return m.MemoryUsed()
+	}
+	return 0
+}
+
 // Close makes the committed batches durable (waiting at most closeTimeout) and closes the
 // index; it tolerates nil. Batches not yet durable when it gives up are lost, as in a crash.
 func (x *Index) Close() error {

@@ -336,3 +336,24 @@ func TestPutMatchesMapping(t *testing.T) {
 		}
 	}
 }
+
+// MemoryUsed reports what the segments of an index holding titles keep in memory.
+func TestMemoryUsed(t *testing.T) {
+	x, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	b := x.NewBatch()
+	for i := range 100 {
+		if err := b.Put("p", "posts", "r"+strconv.Itoa(i), "kalomi nerusa tovize", float64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if x.MemoryUsed() == 0 {
+		t.Error("MemoryUsed is 0 for an index holding 100 titles")
+	}
+}
