@@ -80,12 +80,12 @@ function Templates({ scope }: { scope: Scope }) {
           <button type="submit">New template</button>
         </form>
       </section>
-      {slug ? <TemplateEditor key={`${scope.project}/${slug}`} base={base!} slug={slug} isNew={!templates.some((t) => t.slug === slug)} onChanged={list.reload} onDeleted={() => (setSlug(''), list.reload())} /> : <p className="muted">Pick a template to edit it and preview it.</p>}
+      {slug ? <TemplateEditor key={`${scope.project}/${slug}`} project={scope.project} base={base!} slug={slug} isNew={!templates.some((t) => t.slug === slug)} onChanged={list.reload} onDeleted={() => (setSlug(''), list.reload())} /> : <p className="muted">Pick a template to edit it and preview it.</p>}
     </div>
   );
 }
 
-function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChanged: () => void; onDeleted: () => void }) {
+function TemplateEditor(p: { project: string; base: string; slug: string; isNew: boolean; onChanged: () => void; onDeleted: () => void }) {
   const path = `${p.base}/${seg(p.slug)}`;
   const loaded = useLoad<Template>(p.isNew ? null : path);
   const [subject, setSubject] = useState('');
@@ -117,7 +117,7 @@ function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChang
             onSubmit={async (e) => {
               e.preventDefault();
               setNote('');
-              const ok = await save.run(() => api(path, { method: 'PUT', body: { subject, body, text: text || undefined } }));
+              const ok = await save.run(() => call(gh.PUT('/admin/v1/projects/{project}/email/templates/{slug}', { params: { path: { project: p.project, slug: p.slug } }, body: { subject, body, text: text || undefined } })));
               if (ok !== undefined) {
                 setNote('Template saved.');
                 p.onChanged();
@@ -143,7 +143,7 @@ function TemplateEditor(p: { base: string; slug: string; isNew: boolean; onChang
               <button
                 type="button"
                 className="danger"
-                onClick={() => confirmed(`Delete template ${p.slug}?`) && save.run(() => api(path, { method: 'DELETE' })).then((r) => r !== undefined && p.onDeleted())}
+                onClick={() => confirmed(`Delete template ${p.slug}?`) && save.run(() => call(gh.DELETE('/admin/v1/projects/{project}/email/templates/{slug}', { params: { path: { project: p.project, slug: p.slug } } }))).then((r) => r !== undefined && p.onDeleted())}
               >
                 Delete template
               </button>

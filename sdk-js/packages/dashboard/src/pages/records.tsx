@@ -101,10 +101,11 @@ export function RecordsPage({ scope }: { scope: Scope }) {
       ) : null}
       {base && collection ? (
         <>
-          <RecordList key={`l/${base}/${tick}`} base={base} fields={collection.fields} titles={titles} filter={filter} q={q} sort={sort} onEdit={(rec) => setEditing((e) => ({ rec, n: e.n + 1 }))} />
+          <RecordList key={`l/${base}/${tick}`} project={scope.project} collection={coll} base={base} fields={collection.fields} titles={titles} filter={filter} q={q} sort={sort} onEdit={(rec) => setEditing((e) => ({ rec, n: e.n + 1 }))} />
           <RecordEditor
             key={`e/${base}/${editing.n}`}
             project={scope.project}
+            collection={coll}
             base={base}
             fields={collection.fields}
             titles={titles}
@@ -160,7 +161,7 @@ function Value({ f, v, titles }: { f: Field; v: unknown; titles: Record<string, 
 }
 
 /** Every record of a collection, drafts included, page by page, searched and sorted: one column per field. */
-function RecordList(p: { base: string; fields: Field[]; titles: Record<string, Record<string, string>>; filter: string; q: string; sort: string; onEdit: (r: AdminRecord) => void }) {
+function RecordList(p: { project: string; collection: string; base: string; fields: Field[]; titles: Record<string, Record<string, string>>; filter: string; q: string; sort: string; onEdit: (r: AdminRecord) => void }) {
   const { base, onEdit, fields } = p;
   const [f, setF] = useState(p.filter);
   const [q, setQ] = useState(p.q);
@@ -217,7 +218,7 @@ function RecordList(p: { base: string; fields: Field[]; titles: Record<string, R
           </thead>
           <tbody>
             {rows.map((r) => {
-              const at = `${base}/${seg(r.id)}`;
+              const at = { params: { path: { project: p.project, collection: p.collection, id: r.id } } };
               return (
                 <tr key={r.id}>
                   <td className="mono nowrap">{r.id}</td>
@@ -230,18 +231,18 @@ function RecordList(p: { base: string; fields: Field[]; titles: Record<string, R
                   <td>
                     <div className="row nowrap">
                       {r.published ? (
-                        <button type="button" disabled={act.busy} onClick={() => run(() => api(`${at}/unpublish`, { method: 'POST' }))} aria-label={`Unpublish ${r.id}`}>
+                        <button type="button" disabled={act.busy} onClick={() => run(() => call(gh.POST('/admin/v1/projects/{project}/collections/{collection}/records/{id}/unpublish', at)))} aria-label={`Unpublish ${r.id}`}>
                           Unpublish
                         </button>
                       ) : (
-                        <button type="button" disabled={act.busy} onClick={() => run(() => api(`${at}/publish`, { method: 'POST' }))} aria-label={`Publish ${r.id}`}>
+                        <button type="button" disabled={act.busy} onClick={() => run(() => call(gh.POST('/admin/v1/projects/{project}/collections/{collection}/records/{id}/publish', at)))} aria-label={`Publish ${r.id}`}>
                           Publish
                         </button>
                       )}
                       <button type="button" onClick={() => onEdit(r)} aria-label={`Edit ${r.id}`}>
                         Edit
                       </button>
-                      <button type="button" className="danger" disabled={act.busy} aria-label={`Delete ${r.id}`} onClick={() => confirmed(`Delete record ${r.id}?`) && run(() => api(at, { method: 'DELETE' }))}>
+                      <button type="button" className="danger" disabled={act.busy} aria-label={`Delete ${r.id}`} onClick={() => confirmed(`Delete record ${r.id}?`) && run(() => call(gh.DELETE('/admin/v1/projects/{project}/collections/{collection}/records/{id}', at)))}>
                         Delete
                       </button>
                     </div>
@@ -300,7 +301,7 @@ function formOf(fields: Field[], r: AdminRecord | null): Record<string, unknown>
 }
 
 /** Creates or edits a record with a form generated from the collection's fields (raw JSON as an option). */
-function RecordEditor(p: { project: string; base: string; fields: Field[]; titles: Record<string, Record<string, string>>; initial: AdminRecord | null; onSaved: () => void; onNew: () => void }) {
+function RecordEditor(p: { project: string; collection: string; base: string; fields: Field[]; titles: Record<string, Record<string, string>>; initial: AdminRecord | null; onSaved: () => void; onNew: () => void }) {
   const { base, fields, initial } = p;
   const [id, setId] = useState(initial?.id ?? '');
   const [published, setPublished] = useState(initial?.published ?? true);
@@ -328,7 +329,7 @@ function RecordEditor(p: { project: string; base: string; fields: Field[]; title
         onSubmit={async (e) => {
           e.preventDefault();
           setNote('');
-          let body: Record<string, unknown>;
+          let body: { id?: string; published: boolean; data: Record<string, unknown> };
           if (raw) {
             try {
               body = { id: id || undefined, published, data: JSON.parse(json) };
@@ -337,7 +338,12 @@ function RecordEditor(p: { project: string; base: string; fields: Field[]; title
               return;
             }
           } else body = { id: id || undefined, published, data: data() };
-          const r = await act.run(() => (id ? api(`${base}/${seg(id)}`, { method: 'PUT', body }) : api(base, { method: 'POST', body })));
+          const path = { project: p.project, collection: p.collection };
+          const r = await act.run(() =>
+            id
+              ? call(gh.PUT('/admin/v1/projects/{project}/collections/{collection}/records/{id}', { params: { path: { ...path, id } }, body }))
+              : call(gh.POST('/admin/v1/projects/{project}/collections/{collection}/records', { params: { path }, body })),
+          );
           if (r !== undefined) {
             setResult(r);
             const rid = (r as { id?: string })?.id;
