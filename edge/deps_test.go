@@ -176,8 +176,10 @@ func TestTransitiveDependencyRules(t *testing.T) {
 }
 
 // Services do not reach fiber: in a product, and in edge's services the products share (tenancy,
-// accounts, webhooks, the bus, the plugin registry), only the handler files (api*.go) and tests
-// may import a package that depends on fiber, with no exception (the key model lives in the
+// accounts, webhooks, the bus, the plugin registry), only the handler files (api*.go), a
+// product's module.go (its Build, which joins the service to its API values and hands them to
+// the composition root as edge.Product: it holds no rule) and tests may import a package that
+// depends on fiber, with no other exception (the key model lives in the
 // fiber-free edge/apikey, the strict JSON reader in edge/strictjson).
 func TestServicesDoNotReachFiber(t *testing.T) {
 	t.Parallel()
@@ -185,7 +187,8 @@ func TestServicesDoNotReachFiber(t *testing.T) {
 	services := map[string]bool{"edge/tenancy": true, "edge/accounts": true, "edge/webhooks": true, "edge/bus": true, "edge/pluginreg": true}
 	checked := 0
 	for _, f := range repoFiles(t) {
-		if f.test || !strings.HasPrefix(f.dir, "products/") && !services[f.dir] || strings.HasPrefix(f.name, "api") || strings.Contains(f.dir+"/", "/cmd/") {
+		if f.test || !strings.HasPrefix(f.dir, "products/") && !services[f.dir] || strings.HasPrefix(f.name, "api") || strings.Contains(f.dir+"/", "/cmd/") ||
+			strings.HasPrefix(f.dir, "products/") && f.name == "module.go" {
 			continue
 		}
 		checked++

@@ -87,13 +87,17 @@ var optionNames = map[string]string{
 	"*title.Index":          "Titles",
 }
 
-// TestProductsWiredAlike: every product is wired the same way (docs/architecture.md, "The product module shape"):
-// NewService(Options) (*Service, error) with its store inside Options (tenancy, accounts and
-// webhooks too); its HTTP type is API, made by NewAPI; page cursors are signed in the handlers
-// alone; a product taking a plugin adapter (Options.Plugins) declares its plugin errors in
-// errors.go; and across the repository a dependency has one option name in every Options
-// struct (the store DB, the logger Log, the clock Now, the metrics Registerer, the Redis
-// client Redis, the tenancy service Tenancy, ...: optionNames lists them).
+// TestProductsWiredAlike: every product has the one module shape (docs/architecture.md, "The
+// product module shape"): it exports func Build(ctx context.Context, d module.Deps)
+// (module.Module, error), the constructor the composition root calls, and the composition
+// root's product list (products() in edge/cmd/gatehouse) names every products/* package's
+// Build exactly once, and nothing else; inside, NewService(Options) (*Service, error) with its
+// store inside Options (tenancy, accounts and webhooks too); its HTTP type is API, made by
+// NewAPI; page cursors are signed in the handlers alone; a product taking a plugin adapter
+// (Options.Plugins) declares its plugin errors in errors.go; and across the repository a
+// dependency has one option name in every Options struct (the store DB, the logger Log, the
+// clock Now, the metrics Registerer, the Redis client Redis, the tenancy service Tenancy, ...:
+// optionNames lists them).
 func TestProductsWiredAlike(t *testing.T) {
 	t.Parallel()
 	products, err := os.ReadDir("../products")
@@ -117,6 +121,7 @@ func TestProductsWiredAlike(t *testing.T) {
 		if f := d.funcs["NewAPI"]; f == nil || f.Type.Results == nil || exprString(f.Type.Results.List[0].Type) != "*API" {
 			t.Errorf("%s has no func NewAPI(...) *API", dir)
 		}
+		checkBuild(t, dir, d)
 		checkNewService(t, dir, d)
 		checkPluginErrors(t, dir, d)
 		checkCursorsInHandlers(t, dir)
@@ -125,6 +130,7 @@ func TestProductsWiredAlike(t *testing.T) {
 	if n < 5 {
 		t.Fatalf("found %d products, want the five", n)
 	}
+	checkProductList(t, products)
 	for _, dir := range []string{"edge/tenancy", "edge/accounts", "edge/webhooks"} {
 		checkNewService(t, dir, parsePackage(t, dir))
 	}
@@ -178,6 +184,89 @@ func TestProductsWiredAlike(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Fatalf("checked %d Options structs: is the test running from edge/?", checked)
+	}
+}
+
+// checkBuild checks the module constructor: func Build(context.Context, module.Deps)
+// (module.Module, error), a module.Builder.
+func checkBuild(t *testing.T, dir string, d decls) {
+	t.Helper()
+	f := d.funcs["Build"]
+	if f == nil {
+		t.Errorf("%s has no func Build(ctx context.Context, d module.Deps) (module.Module, error): the product's module constructor", dir)
+		return
+	}
+	if got, want := signature(f.Type), "(context.Context, module.Deps) module.Module, error"; got != want {
+		t.Errorf("%s: Build%s, want Build%s (module.Builder)", dir, got, want)
+	}
+}
+
+// productListFile holds the composition root's list of product modules, func products().
+const productListFile = "edge/cmd/gatehouse/wire_products.go"
+
+// checkProductList: the composition root's products() names <product>.Build once for every
+// products/* package, and nothing else (a new product is its package and one line there).
+func checkProductList(t *testing.T, entries []os.DirEntry) {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", productListFile), nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgOf := map[string]string{} // import name -> products/<p>
+	for _, im := range f.Imports {
+		path := strings.Trim(im.Path.Value, `"`)
+		rel, ok := strings.CutPrefix(path, module+"products/")
+		if !ok {
+			continue
+		}
+		name := filepath.Base(rel)
+		if im.Name != nil {
+			name = im.Name.Name
+		}
+		pkgOf[name] = "products/" + rel
+	}
+	named := map[string]int{}
+	found := false
+	for _, decl := range f.Decls {
+		fd, ok := decl.(*ast.FuncDecl)
+		if !ok || fd.Recv != nil || fd.Name.Name != "products" {
+			continue
+		}
+		found = true
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			lit, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			for _, e := range lit.Elts {
+				sel, _ := e.(*ast.SelectorExpr)
+				var x *ast.Ident
+				if sel != nil {
+					x, _ = sel.X.(*ast.Ident)
+				}
+				if x == nil || sel.Sel.Name != "Build" || pkgOf[x.Name] == "" {
+					t.Errorf("%s: products() lists %s: want <product>.Build of a products/* package", productListFile, exprString(e))
+					continue
+				}
+				named[pkgOf[x.Name]]++
+			}
+			return false
+		})
+	}
+	if !found {
+		t.Fatalf("%s declares no func products() []module.Builder", productListFile)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if dir := "products/" + e.Name(); named[dir] != 1 {
+			t.Errorf("%s: products() names %s.Build %d times, want once", productListFile, dir, named[dir])
+		}
+		delete(named, "products/"+e.Name())
+	}
+	for dir := range named {
+		t.Errorf("%s: products() names %s, which is no products/* package", productListFile, dir)
 	}
 }
 

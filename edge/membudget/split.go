@@ -77,3 +77,14 @@ func Register(reg prometheus.Registerer, b Budget, s Shares) {
 	hot.Set(float64(s.HotRecords))
 	reg.MustRegister(budget, bound, hot)
 }
+
+// Used is the gauge of what one bounded cache holds now, gatehouse_memory_used_bytes{part}
+// (or gatehouse_memory_used_records for one counted in records), read from f, beside the bounds
+// Register exports. The composition root and the products that own a cache register it.
+func Used(name, part string, f func() float64) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        name,
+		Help:        "What each bounded cache holds now (its bound: gatehouse_memory_bound_*).",
+		ConstLabels: prometheus.Labels{"part": part},
+	}, f)
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/module"
 	"github.com/gatehouse-dev/gatehouse/index/title"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
 )
@@ -35,7 +36,7 @@ func TestAssemblyReadyOnlyAfterStart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var log []string
-	a := &assembly{components: []component{&fakeComponent{name: "a", log: &log}, &fakeComponent{name: "b", log: &log}}}
+	a := &assembly{components: []module.Component{&fakeComponent{name: "a", log: &log}, &fakeComponent{name: "b", log: &log}}}
 	if err := a.ready(); !errors.Is(err, errStarting) {
 		t.Fatalf("ready() before start = %v, want errStarting", err)
 	}
@@ -53,12 +54,48 @@ func TestAssemblyReadyOnlyAfterStart(t *testing.T) {
 	}
 
 	boom := errors.New("boom")
-	failing := &assembly{components: []component{&fakeComponent{name: "a", log: &log}, &fakeComponent{name: "b", startErr: boom, log: &log}}}
+	failing := &assembly{components: []module.Component{&fakeComponent{name: "a", log: &log}, &fakeComponent{name: "b", startErr: boom, log: &log}}}
 	if err := failing.start(ctx); !errors.Is(err, boom) {
 		t.Fatalf("start = %v, want boom", err)
 	}
 	if err := failing.ready(); !errors.Is(err, errStarting) {
 		t.Errorf("ready() after a failed start = %v, want errStarting", err)
+	}
+}
+
+// sickComponent is a component whose Healthy answers what health holds.
+type sickComponent struct {
+	fakeComponent
+	health error
+}
+
+func (s *sickComponent) Healthy() error { return s.health }
+
+// /readyz answers 503 again while a started component reports itself unhealthy (module.Healthy),
+// and ready once it recovers; components without Healthy take no part.
+func TestAssemblyReadyFollowsHealth(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var log []string
+	sick := &sickComponent{fakeComponent: fakeComponent{name: "worker", log: &log}}
+	a := &assembly{components: []module.Component{&fakeComponent{name: "a", log: &log}, sick}}
+	if err := a.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	down := errors.New("email: the store refuses the queue scan")
+	for _, tc := range []struct {
+		name   string
+		health error
+		want   error
+	}{
+		{"healthy", nil, nil},
+		{"failing after start", down, down},
+		{"recovered", nil, nil},
+	} {
+		sick.health = tc.health
+		if err := a.ready(); !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+			t.Errorf("%s: ready() = %v, want %v", tc.name, err, tc.want)
+		}
 	}
 }
 
@@ -128,7 +165,7 @@ func TestLaunchStopsWhatStartedWhenAStartFails(t *testing.T) {
 	t.Parallel()
 	var log []string
 	boom := errors.New("boom")
-	a := &assembly{components: []component{
+	a := &assembly{components: []module.Component{
 		&fakeComponent{name: "bus", log: &log},
 		&fakeComponent{name: "email", log: &log},
 		&fakeComponent{name: "records", startErr: boom, log: &log},
@@ -154,7 +191,7 @@ func TestLaunchStopsWhatStartedWhenAStartFails(t *testing.T) {
 	log = nil
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	a = &assembly{components: []component{&fakeComponent{name: "bus", startErr: context.Canceled, log: &log}}}
+	a = &assembly{components: []module.Component{&fakeComponent{name: "bus", startErr: context.Canceled, log: &log}}}
 	if err := a.launch(ctx, halt, time.Second); err != nil {
 		t.Errorf("launch with a cancelled context = %v, want nil (the caller's shutdown follows)", err)
 	}

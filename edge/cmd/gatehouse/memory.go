@@ -45,15 +45,9 @@ func memoryBudget(cfg config.Config, log *slog.Logger) (config.Config, membudget
 	return cfg, b, sh, nil
 }
 
-// usedGauge exports what one bounded cache holds now, gatehouse_memory_used_bytes{part} (or
-// gatehouse_memory_used_records for one counted in records), beside the bounds
-// membudget.Register exports.
+// usedGauge registers membudget.Used: what one bounded cache holds now.
 func usedGauge(reg prometheus.Registerer, name, part string, f func() float64) {
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name:        name,
-		Help:        "What each bounded cache holds now (its bound: gatehouse_memory_bound_*).",
-		ConstLabels: prometheus.Labels{"part": part},
-	}, f))
+	reg.MustRegister(membudget.Used(name, part, f))
 }
 
 // memoryMetrics exports the budget, its bounds and what badger's caches hold.

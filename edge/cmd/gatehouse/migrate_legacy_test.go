@@ -275,8 +275,16 @@ func TestLegacyConvertersCoverTheOldLayout(t *testing.T) {
 		"collection": {Parts: 2}, "record": {Parts: 3}, "plugin": {Parts: 2}, "module": {Parts: 2},
 		"captcha": {Member: "captcha"}, "sender": {Member: "email"},
 	}
+	// The converters come from the built modules (and the plugin registry).
+	d := testDeps(t, t.TempDir(), "127.0.0.1:0")
+	t.Cleanup(func() { _ = d.db.Close() })
+	app, err := wire(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = app.close() })
 	seen := map[string]int{}
-	for i, c := range legacyConverters() {
+	for i, c := range app.legacyConverters() {
 		want, ok := old[c.Kind]
 		switch {
 		case !ok:

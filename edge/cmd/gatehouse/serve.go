@@ -146,11 +146,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, env []s
 			log.Info("storage closed")
 		}
 	}()
-	// Before anything reads the products' sections: a folder of an older release keeps them
-	// below tenancy's keys.
-	if err := migrateLegacy(ctx, db, log); err != nil {
-		return err
-	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	edge.StorageGauge(reg, db.Size)

@@ -15,15 +15,17 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
 	"github.com/gatehouse-dev/gatehouse/edge/certs"
+	"github.com/gatehouse-dev/gatehouse/edge/cmd/gatehouse/internal/pluginsync"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
+	"github.com/gatehouse-dev/gatehouse/edge/legacy"
 	"github.com/gatehouse-dev/gatehouse/edge/membudget"
+	"github.com/gatehouse-dev/gatehouse/edge/module"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
-	"github.com/gatehouse-dev/gatehouse/products/email"
 )
 
 // deps are what every product is built from.
@@ -56,25 +58,23 @@ type deps struct {
 	cores int
 }
 
-// component is a product's background part: started after the server listens, stopped on shutdown.
-type component interface {
-	Start(ctx context.Context) error
-	Stop(ctx context.Context) error
-}
-
 // assembly is the wired gateway: its products, admin routes and background components.
 type assembly struct {
 	products   []edge.Product
 	admin      []edge.AdminProduct
-	components []component
+	components []module.Component
 	// closers release what wire opened (the plugin host, the title index, services with a
 	// Close), newest first, after the components stopped; each is added as soon as its
 	// component is open, so a step that fails half-way leaves nothing open.
 	closers []func() error
 	// started is set once every component started: /readyz answers 503 before.
 	started atomic.Bool
-	// mail is the email product's service: form notifications are queued through it.
-	mail *email.Service
+	// legacy are the modules' converters of tenancy's old layout (migrate_legacy.go).
+	legacy []legacy.Converter
+	// plugins keeps the plugin host's registrations in step with the tenants document.
+	plugins *pluginsync.Syncer
+	// provided are what the modules built so far provide to main's adapters (moduleDeps).
+	provided module.Ports
 	// sessions resolves the dashboard accounts' sessions for the admin guard.
 	sessions *admin.Accounts
 	// projectOrg names a project's org (the admin guard's question).
@@ -86,21 +86,18 @@ type assembly struct {
 	domains *certs.Domains
 }
 
-// wire builds every product from deps. This is the one place that knows all products. Nothing
-// it builds runs yet (start does that); when a step fails, what the earlier steps opened is
-// closed before wire returns.
+// wire builds every part from deps. Nothing it builds runs yet (start does that); when a step
+// fails, what the earlier steps opened is closed before wire returns.
 //
-// Every product is wired the same way (wire_<product>.go; edge's TestProductsWiredAlike checks
-// the shape): NewService(Options) with the store in Options.DB and, where the product takes
-// them, the logger in Log (tagged product=<name>), the clock in Now, metrics in Registerer, the
-// plugin adapter the product declares in Plugins (wire_plugins.go; its plugin error codes live
-// in the product's errors.go) and the events adapters in Events (forms: Webhooks and Mailer;
-// wire_events.go); tenancy.Add
-// joins its section of the tenants document; NewAPI(svc, auth, cursors, ...) makes its HTTP
-// type API, an edge.Product, whose handlers sign the page cursors; the service, or the worker
-// it makes (svc.NewWorker, svc.NewSweeper), is a component started after the server listens
-// (/readyz answers 503 until every component started); what holds resources gets a closer as
-// soon as it is open, and closers run newest first.
+// Every product is one module (edge/module, docs/architecture.md "The product module shape"):
+// its package's Build(ctx, module.Deps) returns a module.Module, and addProducts
+// (wire_products.go) loops over the list of builders: each module's sections join the tenants
+// document (tenancy.Add), its API values are mounted, its components are started after the
+// server listens (/readyz answers 503 until every component started, and while one that is
+// module.Healthy reports a failure), its closers run newest first after they stopped. What
+// main adds to a product are ports: the adapters of the webhook events (wire_events.go), of
+// the plugin host (wire_plugins.go) and of another product's service (forms' Mailer over
+// email), found by the product with module.Port. Edge's TestProductsWiredAlike checks the shape.
 func wire(ctx context.Context, d deps) (*assembly, error) {
 	return build(ctx, d, steps()...)
 }
@@ -111,11 +108,11 @@ type step func(a *assembly, ctx context.Context, d *deps) error
 
 // steps are wire's steps in order: the bus first (it starts first and stops last), the admin
 // API's own routes before the products', the plugin host and the webhooks before the products
-// that use them, email before forms (form notifications are queued through it).
+// that use them; then the data of an older release moves to its owners (migrate, before
+// anything reads the sections) and the plugins are registered.
 func steps() []step {
 	return []step{(*assembly).addBus, (*assembly).addAdmin, (*assembly).addPlugins, (*assembly).addWebhooks,
-		(*assembly).addEmail, (*assembly).addFiles, (*assembly).addMembership, (*assembly).addForms,
-		(*assembly).addRecords, (*assembly).addDashboard, (*assembly).addDomains}
+		(*assembly).addProducts, (*assembly).migrate, (*assembly).syncPlugins, (*assembly).addDashboard, (*assembly).addDomains}
 }
 
 // build runs the steps over d; when one fails, it closes what the earlier ones opened and
@@ -165,10 +162,19 @@ func newEgress(cfg config.Config) *egress.Policy {
 var errStarting = errors.New("starting")
 
 // ready answers /readyz: 503 until storage is open, the indexes are loaded (wire) and every
-// component started (journals drained to the start point); serve adds the storage's ping.
+// component started (journals drained to the start point), and again while a component that
+// is module.Healthy reports a failure (an email worker whose store refuses its claims, a title
+// worker whose index refuses its writes); serve adds the storage's ping.
 func (a *assembly) ready() error {
 	if !a.started.Load() {
 		return errStarting
+	}
+	for _, c := range a.components {
+		if h, ok := c.(module.Healthy); ok {
+			if err := h.Healthy(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -211,10 +217,7 @@ func (a *assembly) stop(ctx context.Context) error {
 
 // close releases what wire opened, newest first (components stopped before).
 func (a *assembly) close() error {
-	var errs []error
-	for i := len(a.closers) - 1; i >= 0; i-- {
-		errs = append(errs, a.closers[i]())
-	}
+	err := module.Close(a.closers)
 	a.closers = nil
-	return errors.Join(errs...)
+	return err
 }

@@ -21,10 +21,10 @@ import (
 )
 
 // addPlugins opens the Wasm host and keeps its registrations in step with the tenants
-// document: every project's plugins are registered now, and a project is synced again after
-// any change to its plugins or uploaded modules (a replaced module swaps atomically). The
-// host is d.plugins for the later steps.
-func (a *assembly) addPlugins(ctx context.Context, d *deps) error {
+// document: a project is synced again after any change to its plugins or uploaded modules (a
+// replaced module swaps atomically), and syncPlugins registers every project's plugins once
+// the data of an older release moved. The host is d.plugins for the later steps.
+func (a *assembly) addPlugins(_ context.Context, d *deps) error {
 	opts := host.DefaultOptions()
 	opts.CacheDir = d.cfg.Plugins.CacheDir
 	if opts.CacheDir == "" {
@@ -54,15 +54,7 @@ func (a *assembly) addPlugins(ctx context.Context, d *deps) error {
 	}
 	a.admin = append(a.admin, reg)
 	ps := pluginsync.New(h, reg, d.log)
-	projects, err := d.tenancy.Projects(ctx)
-	if err != nil {
-		return err
-	}
-	ids := make([]string, len(projects))
-	for i, p := range projects {
-		ids[i] = p.ID
-	}
-	ps.SyncAll(ctx, ids)
+	a.plugins = ps
 	d.tenancy.OnChange(ps.Changed)
 	reg.CheckWith(ps)
 	a.admin = append(a.admin, admin.NewPlugins(d.tenancy, pluginAdmin{h}))
@@ -71,6 +63,24 @@ func (a *assembly) addPlugins(ctx context.Context, d *deps) error {
 	}})
 	d.plugins = h
 	usedGauge(d.reg, "gatehouse_memory_used_bytes", "plugins", func() float64 { return float64(h.MemoryUsed()) })
+	return nil
+}
+
+// syncPlugins registers every project's plugins on the host (after migrate: the registry's
+// sections of an older release have moved).
+func (a *assembly) syncPlugins(ctx context.Context, d *deps) error {
+	if a.plugins == nil {
+		return nil
+	}
+	projects, err := d.tenancy.Projects(ctx)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(projects))
+	for i, p := range projects {
+		ids[i] = p.ID
+	}
+	a.plugins.SyncAll(ctx, ids)
 	return nil
 }
 

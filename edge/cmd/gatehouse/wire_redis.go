@@ -49,8 +49,9 @@ func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
 }
 
 // sharedLimiter returns buckets in Redis every node shares (name keeps them apart from other
-// limits), or nil without Redis: the product then keeps its buckets in this node's memory.
-func sharedLimiter(d *deps, name string, rate int, per time.Duration) ratelimit.Allower {
+// limits), or nil without Redis: the product then keeps its buckets in this node's memory
+// (module.Deps.Limiter).
+func (d *deps) sharedLimiter(name string, rate int, per time.Duration) ratelimit.Allower {
 	if d.redis == nil {
 		return nil
 	}
