@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/lease"
@@ -63,6 +64,22 @@ type Worker struct {
 	cancel, abort context.CancelFunc
 	looped        chan struct{}
 	wg            sync.WaitGroup
+
+	// failing is set while the queue scans fail (Healthy).
+	failing atomic.Bool
+}
+
+// ErrWorkerFailing is what Healthy answers while the worker cannot scan its queue.
+var ErrWorkerFailing = errors.New("webhooks: the delivery worker cannot read its queue")
+
+// Healthy reports ErrWorkerFailing while the last queue scan failed (the store refuses it:
+// nothing is delivered), nil once one succeeds again (/readyz answers 503 meanwhile). The
+// cause is in the log.
+func (w *Worker) Healthy() error {
+	if w.failing.Load() {
+		return ErrWorkerFailing
+	}
+	return nil
 }
 
 // NewWorker returns the delivery worker of s; it starts nothing.
@@ -152,9 +169,11 @@ func (w *Worker) loop(ctx, attempts context.Context) {
 				w.s.log.Info("webhooks: swept old attempts and ended deliveries", "count", n)
 			}
 		}
-		if err := w.dispatch(ctx, attempts); err != nil && ctx.Err() == nil {
+		err := w.dispatch(ctx, attempts)
+		if err != nil && ctx.Err() == nil {
 			w.s.log.Error("webhooks: scanning the queue failed", "err", err)
 		}
+		w.failing.Store(err != nil && ctx.Err() == nil)
 		if !t.Stop() {
 			select {
 			case <-t.C:

@@ -61,6 +61,21 @@ type Worker struct {
 	// resume and lastFull belong to the dispatcher goroutine (see claim).
 	resume   int64
 	lastFull time.Time
+	// failing is set while the queue scans fail (Healthy).
+	failing atomic.Bool
+}
+
+// ErrWorkerFailing is what Healthy answers while the worker cannot scan its queue.
+var ErrWorkerFailing = errors.New("email: the delivery worker cannot read its queue")
+
+// Healthy reports ErrWorkerFailing while the last queue scan failed (the store refuses it:
+// nothing is delivered), nil once one succeeds again (module.Healthy: /readyz answers 503
+// meanwhile). The cause is in the log.
+func (w *Worker) Healthy() error {
+	if w.failing.Load() {
+		return ErrWorkerFailing
+	}
+	return nil
 }
 
 type claimed struct {
@@ -232,6 +247,7 @@ func (w *Worker) dispatch() {
 			if err != nil {
 				w.o.Log.Error("email: claim failed", "err", err)
 			}
+			w.failing.Store(err != nil)
 			for _, c := range batch {
 				w.jobs <- c
 			}

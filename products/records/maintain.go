@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
@@ -136,6 +137,7 @@ func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 		if err != nil {
 			s.log.Error("records: update title index; retrying", "err", err)
 		}
+		s.titleFailing.Store(err != nil)
 		if full && s.shared {
 			if err := s.pruneJournal(context.Background()); err != nil {
 				s.log.Warn("records: pruning the title journal failed; retrying later", "err", err)
@@ -150,6 +152,19 @@ func (s *Service) titleWorker(stop <-chan struct{}, done chan<- struct{}) {
 		case <-time.After(s.titleGap(time.Since(began))):
 		}
 	}
+}
+
+// ErrTitlesFailing is what Healthy answers while the title worker cannot index.
+var ErrTitlesFailing = errors.New("records: the title index cannot follow the writes")
+
+// Healthy reports ErrTitlesFailing while the last drain of the title journal failed (the index or
+// the store refuses it: queries by title miss the new writes), nil once one succeeds again
+// (module.Healthy: /readyz answers 503 meanwhile). The cause is in the log.
+func (s *Service) Healthy() error {
+	if s.titleFailing.Load() {
+		return ErrTitlesFailing
+	}
+	return nil
 }
 
 // titleLag bounds the time from a write's commit to the end of the drain that indexes it, in
@@ -265,6 +280,7 @@ func (s *Service) drainTitles(ctx context.Context) {
 
 func (s *Service) drainTitlesErr(ctx context.Context) error {
 	_, err := s.drainJournal(ctx, true)
+	s.titleFailing.Store(err != nil)
 	return err
 }
 

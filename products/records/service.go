@@ -110,7 +110,9 @@ type Service struct {
 	// lifeMu guards the worker's start and stop.
 	lifeMu sync.Mutex
 	// caughtUp is closed once Start brought the title index up to date (awaitTitles).
-	caughtUp     chan struct{}
+	caughtUp chan struct{}
+	// titleFailing is set while the title worker's drains fail (Healthy).
+	titleFailing atomic.Bool
 	caughtUpOnce sync.Once
 	// shared and retention are Options.Shared and JournalRetention; fol (under titleMu) is
 	// this node's place in the shared journal (follow.go). jnow is the clock of journal ids
