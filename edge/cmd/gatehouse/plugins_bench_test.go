@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
+	"github.com/gatehouse-dev/gatehouse/edge/cmd/gatehouse/internal/ports"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
@@ -39,7 +40,7 @@ func BenchmarkFormsSubmitSpamFilter(b *testing.B) {
 					Hooks: []string{host.HookFormsSubmit}, Config: map[string]string{"blockedWords": "casino,loan"}}); err != nil {
 					b.Fatal(err)
 				}
-				opts.Plugins = formsPlugins{h: h}
+				opts.Plugins = ports.FormsPlugins{Host: h}
 			}
 			svc, err := forms.NewService(opts)
 			if err != nil {

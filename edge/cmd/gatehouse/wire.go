@@ -95,8 +95,8 @@ type assembly struct {
 // document (tenancy.Add), its API values are mounted, its components are started after the
 // server listens (/readyz answers 503 until every component started, and while one that is
 // module.Healthy reports a failure), its closers run newest first after they stopped. What
-// main adds to a product are ports: the adapters of the webhook events (wire_events.go), of
-// the plugin host (wire_plugins.go) and of another product's service (forms' Mailer over
+// main adds to a product are ports (internal/ports): the adapters of the webhook events, of
+// the plugin host and of another product's service (forms' Mailer over
 // email), found by the product with module.Port. Edge's TestProductsWiredAlike checks the shape.
 func wire(ctx context.Context, d deps) (*assembly, error) {
 	return build(ctx, d, steps()...)

@@ -2,22 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"path/filepath"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
-	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/cmd/gatehouse/internal/pluginsync"
 	"github.com/gatehouse-dev/gatehouse/edge/egress"
 	"github.com/gatehouse-dev/gatehouse/edge/pluginreg"
 	"github.com/gatehouse-dev/gatehouse/plugins/host"
-	"github.com/gatehouse-dev/gatehouse/products/email"
-	"github.com/gatehouse-dev/gatehouse/products/forms"
-	"github.com/gatehouse-dev/gatehouse/products/records"
 )
 
 // addPlugins opens the Wasm host and keeps its registrations in step with the tenants
@@ -134,114 +127,4 @@ func pluginOverview(h *host.Host, project string) map[string]any {
 		}
 	}
 	return map[string]any{"calls": calls, "errors": errs, "errorsByKind": kinds}
-}
-
-// pluginError is the API error of a fail-closed plugin that gave no verdict: the product's
-// busy error when the host was over budget, its failed error otherwise.
-func pluginError(err, failed, busy error) error {
-	if errors.Is(err, host.ErrBusy) {
-		return fmt.Errorf("%w: %v", busy, err)
-	}
-	return fmt.Errorf("%w: %v", failed, err)
-}
-
-// formsPlugins gives the forms product its forms.submit filter and plugin captcha verifiers.
-type formsPlugins struct{ h *host.Host }
-
-var (
-	_ forms.Plugins  = formsPlugins{}
-	_ forms.Verifier = pluginVerifier{}
-	_ email.SendHook = emailPlugins{}
-)
-
-// FilterSubmission runs the project's forms.submit plugins.
-func (f formsPlugins) FilterSubmission(ctx context.Context, in forms.FilterInput) (map[string]any, error) {
-	v, err := f.h.FormsSubmit(ctx, in.Project, in.Form, in.Data)
-	if err != nil {
-		return nil, pluginError(err, forms.ErrPluginFailed, forms.ErrPluginBusy)
-	}
-	switch v.Action {
-	case host.Reject:
-		return nil, apierr.PluginRejected(v.Code, v.Message, v.Plugin)
-	case host.Rewrite:
-		return v.Data, nil
-	}
-	return in.Data, nil
-}
-
-// CaptchaVerifier returns the verifier of a plugin registered for captcha.verify.
-func (f formsPlugins) CaptchaVerifier(_ context.Context, project, plugin string) (forms.Verifier, error) {
-	for _, name := range f.h.Plugins(project) {
-		if name == plugin {
-			return pluginVerifier{h: f.h, plugin: plugin}, nil
-		}
-	}
-	return nil, fmt.Errorf("plugin %q is not registered for project %q", plugin, project)
-}
-
-type pluginVerifier struct {
-	h      *host.Host
-	plugin string
-}
-
-// Verify asks the plugin; a failed call (fail-closed) is no verdict.
-func (p pluginVerifier) Verify(ctx context.Context, ch forms.Challenge) (forms.Verdict, error) {
-	ok, err := p.h.CaptchaVerify(ctx, ch.Project, p.plugin, ch.Token, ch.RemoteIP)
-	if err != nil {
-		return forms.Verdict{}, err
-	}
-	return forms.Verdict{Success: ok}, nil
-}
-
-// recordsPlugins runs the records.read plugins over a page of records; a fail-closed plugin
-// that gives no verdict answers 503 PLUGIN_FAILED (or PLUGIN_BUSY), as for the other hooks.
-type recordsPlugins struct{ h *host.Host }
-
-var _ records.ReadFilter = recordsPlugins{}
-
-// RecordsRead runs the project's records.read plugins.
-func (r recordsPlugins) RecordsRead(ctx context.Context, project, collection string, page []json.RawMessage) ([]json.RawMessage, error) {
-	out, err := r.h.RecordsRead(ctx, project, collection, page)
-	if err != nil {
-		return nil, pluginError(err, records.ErrPluginFailed, records.ErrPluginBusy)
-	}
-	return out, nil
-}
-
-// emailPlugins runs the email.send plugins on a message before it is queued.
-type emailPlugins struct{ h *host.Host }
-
-// FilterSend lets plugins refuse a send or rewrite its tags and template variables (the email
-// service renders the template again with rewritten variables).
-func (e emailPlugins) FilterSend(ctx context.Context, project string, d *email.Draft) error {
-	m := d.Message
-	in := host.EmailInput{To: host.Address{Email: m.To.Email, Name: m.To.Name}, From: &host.Address{Email: m.From.Email, Name: m.From.Name},
-		TemplateID: m.TemplateID, Subject: m.Subject, BodyHTML: m.HTML, BodyText: m.Text, Tags: m.Tags, Metadata: m.Metadata}
-	if m.ReplyTo != nil {
-		in.ReplyTo = &host.Address{Email: m.ReplyTo.Email, Name: m.ReplyTo.Name}
-	}
-	if d.Variables != nil {
-		in.Variables = make(map[string]any, len(d.Variables))
-		for k, v := range d.Variables {
-			in.Variables[k] = v
-		}
-	}
-	v, err := e.h.EmailSend(ctx, project, in)
-	if err != nil {
-		return pluginError(err, email.ErrPluginFailed, email.ErrPluginBusy)
-	}
-	switch v.Action {
-	case host.Reject:
-		return apierr.PluginRejected(v.Code, v.Message, v.Plugin)
-	case host.Rewrite:
-		m.Tags = v.Tags
-		if d.Variables != nil && v.Variables != nil {
-			vars, bad, err := email.ParseVars(v.Variables)
-			if err != nil {
-				return fmt.Errorf("%w: %s: variable %q: %v", email.ErrPluginFailed, v.Plugin, bad, err)
-			}
-			d.Variables = vars
-		}
-	}
-	return nil
 }

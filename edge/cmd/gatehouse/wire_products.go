@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gatehouse-dev/gatehouse/edge/admin"
+	"github.com/gatehouse-dev/gatehouse/edge/cmd/gatehouse/internal/ports"
 	"github.com/gatehouse-dev/gatehouse/edge/module"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/products/email"
@@ -58,20 +59,10 @@ func (a *assembly) addProducts(ctx context.Context, d *deps) error {
 }
 
 // moduleDeps are what a product is built from, with the ports main adapts for the products
-// (wire_events.go, wire_plugins.go): the webhook events, the plugin hooks, and forms' Mailer
-// over the service the email module provided.
+// (internal/ports): the webhook events, the plugin hooks, and forms' Mailer over the service
+// the email module provided.
 func (a *assembly) moduleDeps(d *deps) module.Deps {
-	ports := module.Ports{emailEvents{d.hooks}, fileEvents{d.hooks}}
-	if d.hooks != nil {
-		ports = append(ports, formWebhooks{d.hooks})
-	}
-	if d.plugins != nil {
-		ports = append(ports, emailPlugins{d.plugins}, formsPlugins{d.plugins}, recordsPlugins{d.plugins})
-	}
-	if mail := module.Port[*email.Service](a.provided); mail != nil {
-		ports = append(ports, formMailer{mail})
-	}
 	return module.Deps{Config: d.cfg, DB: d.db, Log: d.log, Registerer: d.reg, Tenancy: d.tenancy, Auth: d.auth,
 		Cursors: d.cursors, Blobs: d.blobs, Egress: d.egress, Memory: d.mem, Node: d.node,
-		Shared: d.db.Backend() == store.BackendPostgres, Limiter: d.sharedLimiter, Ports: ports}
+		Shared: d.db.Backend() == store.BackendPostgres, Limiter: d.sharedLimiter, Ports: ports.For(d.hooks, d.plugins, a.provided)}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/webhooks"
@@ -26,12 +25,4 @@ func (a *assembly) addWebhooks(_ context.Context, d *deps) error {
 		Shared: d.db.Backend() == store.BackendPostgres, Node: d.node}))
 	d.hooks = svc
 	return nil
-}
-
-// emit queues one event inside the caller's transaction; a nil service (not wired) drops it.
-func emit(ctx context.Context, svc *webhooks.Service, txn *store.Txn, typ, project, order string, at time.Time, data any) error {
-	if svc == nil {
-		return nil
-	}
-	return svc.Enqueue(ctx, txn, webhooks.Event{Type: typ, Project: project, Order: order, At: at, Data: data})
 }
