@@ -65,3 +65,29 @@ func TestCgroupDerivedMemoryLimit(t *testing.T) {
 	}
 	p.stop(t)
 }
+
+// /metrics shows what each bounded part of memory holds now beside its bound
+// (docs/performance.md, Footprint: the table of parts).
+func TestMetricsShowWhatEachPartHolds(t *testing.T) {
+	p := startProc(t, "--data", t.TempDir())
+	resp, err := http.Get(p.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, series := range []string{
+		`gatehouse_memory_used_bytes{part="badger_block_cache"}`,
+		`gatehouse_memory_used_bytes{part="badger_index_cache"}`,
+		`gatehouse_memory_used_bytes{part="mapped_files"}`,
+		`gatehouse_memory_used_bytes{part="plugins"}`,
+		`gatehouse_memory_used_bytes{part="records_read_cache"}`,
+		`gatehouse_memory_used_bytes{part="title_index"}`,
+		`gatehouse_memory_used_records{part="records_hot"}`,
+		`gatehouse_memory_bound_bytes{part="badger_memtables"}`,
+	} {
+		if !strings.Contains(string(raw), series+" ") {
+			t.Errorf("/metrics lacks %s", series)
+		}
+	}
+}
