@@ -79,8 +79,6 @@ type Module struct {
 	// API are the product's HTTP types (edge.Product): its public routes, and its admin
 	// routes under /admin/v1 where the type is also an edge.AdminProduct.
 	API []edge.Product
-	// Admin are admin routes served apart from API (edge.AdminProduct).
-	Admin []edge.AdminProduct
 	// Owner is the product's sections of the tenants document and the hook that drops its
 	// caches after each committed change (tenancy.Add); nil for none.
 	Owner tenancy.Owner

@@ -44,7 +44,6 @@ func (a *assembly) addProducts(ctx context.Context, d *deps) error {
 			}
 		}
 		a.products = append(a.products, m.API...)
-		a.admin = append(a.admin, m.Admin...)
 		a.components = append(a.components, m.Components...)
 		if m.Overview != nil {
 			read := m.Overview
