@@ -24,9 +24,9 @@ import (
 )
 
 // defaultEvery is how often a Trimmer reads its RSS (one read of /proc/self/status, about 20
-// µs). At 200 ms, populated list reads over a million records mapped 150 MB of tables between
-// two checks on a loaded machine (make bench-footprint, mix c: 225 MB file-backed); at 50 ms a
-// check costs 0.04% of a core.
+// µs, 0.04% of a core at this rate): the pages mapped between two checks are what it lets the
+// RSS pass its bound by. (Populated list reads over a million records kept about 220 MB
+// mapped at 50 ms as at 200 ms, make bench-footprint mix c: docs/performance.md, Footprint.)
 const defaultEvery = 50 * time.Millisecond
 
 // Trimmer drops the process's mappings of the files under a folder when its file-backed RSS
