@@ -20,7 +20,9 @@ func TestMappingsUnder(t *testing.T) {
 garbage line
 `
 	got := mappingsUnder([]byte(maps), "/data/")
-	want := []region{{0x7f000000, 0x7f100000}, {0x7f100000, 0x7f200000}, {0x7f300000, 0x7f400000}}
+	// The .sst and .mem mappings lie side by side: one region; the private writable mapping
+	// after them is left out, so the .zap mapping starts a region of its own.
+	want := []region{{0x7f000000, 0x7f200000}, {0x7f300000, 0x7f400000}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("mappingsUnder = %x, want %x", got, want)
 	}
