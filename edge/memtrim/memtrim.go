@@ -21,6 +21,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/procstat"
 )
 
 // defaultEvery is how often a Trimmer reads its RSS (one read of /proc/self/status, about 20
@@ -156,21 +158,11 @@ func mappingsUnder(raw []byte, dir string) []region {
 // FileRSS reports the process's file-backed RSS in bytes (-1 when unknown), for /metrics.
 func FileRSS() int64 { return fileRSS() }
 
-// fileRSS reads the process's file-backed RSS (RssFile of /proc/self/status), in bytes; -1
-// when unknown.
+// fileRSS reads the process's file-backed RSS (RssFile), in bytes; -1 when unknown.
 func fileRSS() int64 {
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
+	kb, ok := procstat.KB(0, "RssFile")
+	if !ok {
 		return -1
 	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return -1
-			}
-			return kb << 10
-		}
-	}
-	return -1
+	return kb << 10
 }

@@ -27,6 +27,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/procstat"
 )
 
 func main() {
@@ -267,17 +269,8 @@ func noisePNG(w, h int) []byte {
 	return b.Bytes()
 }
 
-// rssKB reads a VmRSS/VmHWM line of /proc/<pid>/status, in kB.
+// rssKB reads a VmRSS/VmHWM line of /proc/<pid>/status, in kB (0 when unreadable).
 func rssKB(pid int, field string) int64 {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	return 0
+	kb, _ := procstat.KB(pid, field)
+	return kb
 }

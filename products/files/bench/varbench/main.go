@@ -35,6 +35,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/edge/procstat"
 )
 
 func main() {
@@ -119,7 +121,10 @@ type server struct {
 }
 
 // hwm is the process's peak RSS (VmHWM) in MB.
-func (s *server) hwm() float64 { return float64(procKB(s.cmd.Process.Pid, "VmHWM")) / 1024 }
+func (s *server) hwm() float64 {
+	kb, _ := procstat.KB(s.cmd.Process.Pid, "VmHWM")
+	return float64(kb) / 1024
+}
 
 func (s *server) stop() {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
@@ -139,20 +144,6 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-func procKB(pid int, field string) int64 {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	return 0
 }
 
 var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}, Timeout: 5 * time.Minute}

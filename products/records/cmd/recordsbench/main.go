@@ -31,6 +31,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/auth"
 	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
+	"github.com/gatehouse-dev/gatehouse/edge/procstat"
 	"github.com/gatehouse-dev/gatehouse/edge/secrets"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenancy"
@@ -292,7 +293,7 @@ func run(n int, dur time.Duration, conns int, dir string, reuse bool) error {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Printf("RSS after load: %d MB (anonymous %d MB, file-backed %d MB; Go heap in use %d MB, Go runtime total %d MB)\n",
-		rssMB(), statusMB("RssAnon:"), statusMB("RssFile:"), ms.HeapInuse>>20, (ms.Sys-ms.HeapReleased)>>20)
+		rssMB(), statusMB("RssAnon"), statusMB("RssFile"), ms.HeapInuse>>20, (ms.Sys-ms.HeapReleased)>>20)
 	return nil
 }
 
@@ -386,20 +387,13 @@ func importGen(ctx context.Context, svc *records.Service, coll string, n int, li
 	return nil
 }
 
-func rssMB() int { return statusMB("VmRSS:") }
+func rssMB() int { return statusMB("VmRSS") }
 
 // statusMB reads one kB line of /proc/self/status in MB (-1 when unavailable).
 func statusMB(field string) int {
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
+	kb, ok := procstat.KB(0, field)
+	if !ok {
 		return -1
 	}
-	for _, l := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(l, field) {
-			var kb int
-			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, field)), "%d", &kb)
-			return kb / 1024
-		}
-	}
-	return -1
+	return int(kb / 1024)
 }
