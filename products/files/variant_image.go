@@ -72,11 +72,18 @@ func plan(sw, sh int, s Spec) layout {
 }
 
 // buildCost estimates the bytes a build holds at once: the original's bytes, the decoded source
-// at 4 bytes a pixel, and the output at 4 bytes a pixel three times (scaled, converted for
-// the encoder, the encoder's own copy).
+// at 4 bytes a pixel, the crop converted to 4 bytes a pixel when it is not shrunk by blocks
+// first (render), the resampler's rows pass (the output's width by at most 4 times its
+// height, 4 bytes a pixel), and the output at 4 bytes a pixel three times (scaled, converted
+// for the encoder, the encoder's own copy).
 func buildCost(fileSize int64, sw, sh int, s Spec) int64 {
 	l := plan(sw, sh, s)
-	return fileSize + int64(sw)*int64(sh)*4 + int64(l.canvas.X)*int64(l.canvas.Y)*4*3
+	cost := fileSize + int64(sw)*int64(sh)*4 + int64(l.scaleW)*int64(l.scaleH)*4*4 +
+		int64(l.canvas.X)*int64(l.canvas.Y)*4*3
+	if shrinkFactor(l.crop.Size(), l.scaleW, l.scaleH) < 2 {
+		cost += int64(l.crop.Dx()) * int64(l.crop.Dy()) * 4
+	}
+	return cost
 }
 
 // errUnreadable wraps every failure to decode an original.
@@ -131,7 +138,7 @@ func decodeSource(data []byte, mime string, maxPixels int) (image.Image, error) 
 }
 
 // render makes the variant's pixels of a decoded source with EXIF orientation o: the crop is
-// scaled with a Catmull-Rom filter in stored orientation, then turned upright (cheap on the
+// scaled with a Catmull-Rom filter (resample) in stored orientation, then turned upright (cheap on the
 // small image), then placed on the canvas (transparent padding).
 func render(src image.Image, o int, s Spec) *image.NRGBA {
 	b := src.Bounds()
@@ -145,22 +152,29 @@ func render(src image.Image, o int, s Spec) *image.NRGBA {
 	if o >= 5 {
 		tw, th = th, tw
 	}
-	scaled := image.NewRGBA(image.Rect(0, 0, tw, th))
-	var from image.Image = src
-	if k := min(stored.Dx()/(2*tw), stored.Dy()/(2*th)); k >= 2 {
-		small := boxShrink(src, stored, k)
-		from, stored = small, small.Bounds()
-	}
-	if stored.Dx() == tw && stored.Dy() == th {
-		xdraw.Copy(scaled, image.Point{}, from, stored, xdraw.Src, nil)
+	var from *image.RGBA
+	if k := shrinkFactor(stored.Size(), tw, th); k >= 2 {
+		from = boxShrink(src, stored, k)
 	} else {
-		xdraw.CatmullRom.Scale(scaled, scaled.Bounds(), from, stored, xdraw.Src, nil)
+		// The filter reads each source pixel several times: the crop is converted once to
+		// premultiplied RGBA (image/draw's fast paths for YCbCr, NRGBA, gray).
+		from = image.NewRGBA(image.Rectangle{Max: stored.Size()})
+		xdraw.Draw(from, from.Bounds(), src, stored.Min, xdraw.Src)
+	}
+	scaled := from
+	if from.Bounds().Size() != image.Pt(tw, th) {
+		scaled = resample(from, from.Bounds(), tw, th)
 	}
 	up := orient(scaled, o)
 	out := image.NewNRGBA(image.Rectangle{Max: l.canvas})
 	unpremultiply(out, l.at, up)
 	return out
 }
+
+// shrinkFactor is the block size boxShrink averages a crop of size c by before the filter
+// scales it to w x h: the whole factor that leaves at least twice the output's size (below 2,
+// no shrink).
+func shrinkFactor(c image.Point, w, h int) int { return min(c.X/(2*w), c.Y/(2*h)) }
 
 // boxShrink averages the k x k blocks of r in src (premultiplied; the last row and column of
 // blocks may be smaller), converting k source rows at a time. A large reduction (a 4096 px
