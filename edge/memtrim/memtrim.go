@@ -2,11 +2,14 @@
 // tables and write-ahead logs through memory maps, so every page of the store the process has
 // touched stays in its RSS (file-backed) until the kernel reclaims it, which on a machine with
 // free memory it never does: at a million records that is hundreds of MB of RSS for pages the
-// kernel would give back at once. A Trimmer checks the file-backed RSS every interval and, past
-// its bound, drops the process's mappings of the store's files (madvise MADV_DONTNEED): the
-// pages stay in the page cache (a later read maps them back without reading the disk; a dirty
-// page of a shared mapping is written back as before), they only stop counting against the
-// process. Decisions.md 9.1; docs/performance.md, Footprint.
+// kernel would give back at once. The binary's own pages are the same: its code and read-only
+// data (the embedded dashboard, the image codecs' WebAssembly) are 50 MB of RSS once touched,
+// most of them once at start. A Trimmer checks the file-backed RSS every interval and, past
+// its bound, drops the process's mappings of the store's files and of the binary's read-only
+// segments (madvise MADV_DONTNEED): the pages stay in the page cache (a later read maps them
+// back without reading the disk; a dirty page of a shared mapping is written back as before),
+// they only stop counting against the process. Decisions.md 9.1; docs/performance.md,
+// Footprint.
 package memtrim
 
 import (
@@ -34,7 +37,10 @@ const defaultEvery = 50 * time.Millisecond
 // Trimmer drops the process's mappings of the files under a folder when its file-backed RSS
 // passes a bound. Constructed by New, it does nothing until Start.
 type Trimmer struct {
-	dir      string
+	dir string
+	// exe holds the binary's read-only segments that hold nothing but the file's pages, found
+	// at Start (they do not move while the process runs).
+	exe      []region
 	maxBytes int64
 	every    time.Duration
 	log      *slog.Logger
@@ -63,6 +69,7 @@ func (t *Trimmer) Start(context.Context) error {
 	if _, err := os.Stat("/proc/self/status"); err != nil || !supported {
 		return nil
 	}
+	t.exe = executableRegions()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.stop = cancel
 	t.wg.Add(1)
@@ -105,7 +112,7 @@ func (t *Trimmer) Check() {
 	if err != nil {
 		return
 	}
-	for _, r := range mappingsUnder(raw, t.dir) {
+	for _, r := range append(mappingsUnder(raw, t.dir), t.exe...) {
 		if err := dontNeed(r.start, r.end); err != nil && t.log != nil {
 			t.log.Debug("memtrim: madvise", "err", err)
 		}
@@ -151,6 +158,59 @@ func mappingsUnder(raw []byte, dir string) []region {
 			continue
 		}
 		out = append(out, region{uintptr(s), uintptr(e)})
+	}
+	return out
+}
+
+// executableRegions returns the running binary's mappings that Check may drop: those of
+// its file that are not writable and hold no anonymous page (/proc/self/smaps; a page written
+// before the mapping was made read-only, as a dynamic linker's relocations, would be lost).
+// None where the binary or smaps cannot be read.
+func executableRegions() []region {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return nil
+	}
+	raw, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return nil
+	}
+	return readOnlyMappingsOf(raw, exe)
+}
+
+// readOnlyMappingsOf returns the mappings of smaps (the text of /proc/self/smaps) whose file is
+// path, not writable, with "Anonymous: 0 kB".
+func readOnlyMappingsOf(smaps []byte, path string) []region {
+	var out []region
+	var cur region
+	match := false
+	sc := bufio.NewScanner(bytes.NewReader(smaps))
+	for sc.Scan() {
+		line := sc.Text()
+		f := strings.Fields(line)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			// A mapping's header: 00402000-019b9000 r-xp 00002000 fe:00 9978384 /usr/bin/gatehouse
+			match = false
+			if len(f) != 6 || f[5] != path || len(f[1]) != 4 || f[1][1] == 'w' {
+				continue
+			}
+			lo, hi, _ := strings.Cut(f[0], "-")
+			s, err1 := strconv.ParseUint(lo, 16, 64)
+			e, err2 := strconv.ParseUint(hi, 16, 64)
+			if err1 == nil && err2 == nil && e > s {
+				cur, match = region{uintptr(s), uintptr(e)}, true
+			}
+			continue
+		}
+		if match && len(f) >= 2 && f[0] == "Anonymous:" {
+			if f[1] == "0" {
+				out = append(out, cur)
+			}
+			match = false
+		}
 	}
 	return out
 }
