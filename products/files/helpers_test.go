@@ -110,6 +110,7 @@ func startService(t testing.TB, dir string, edit func(*config.Config), newBlobs 
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { e.svc.Close() })
 			if err := d.Tenancy.Add(e.svc); err != nil {
 				t.Fatal(err)
 			}

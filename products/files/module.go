@@ -2,6 +2,7 @@ package files
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
@@ -35,6 +36,7 @@ func Build(ctx context.Context, d module.Deps) (module.Module, error) {
 		VariantMaxPixels: d.Config.Files.VariantMaxPixels, VariantMemoryMB: d.Config.Files.VariantMemoryMB,
 		FilesBase: d.Config.BaseURL("files"), AssetBase: d.Config.AssetBaseURL(), Log: d.Log.With("product", "files"),
 		Registerer: d.Registerer, Now: d.Now, Events: module.Port[Events](d.Ports), Shared: d.Shared,
+		VariantWorker: workerCommand(),
 	})
 	if err != nil {
 		return module.Module{}, err
@@ -43,9 +45,20 @@ func Build(ctx context.Context, d module.Deps) (module.Module, error) {
 		Name:       "files",
 		API:        []edge.Product{NewAPI(svc, d.Auth, d.Cursors), NewHost(svc)},
 		Owner:      svc,
+		Closers:    []func() error{svc.Close},
 		Components: []module.Component{svc.NewSweeper(SweeperOptions{Interval: time.Minute})},
 		Overview: func(ctx context.Context, org, project, _ string) (any, error) {
 			return svc.Overview(ctx, org, project)
 		},
 	}, nil
+}
+
+// workerCommand is this binary's variant-worker command line (worker.go), or nil (builds in
+// the gateway's process) when the executable cannot be found.
+func workerCommand() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return []string{exe, "variant-worker"}
 }

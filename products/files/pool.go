@@ -16,12 +16,13 @@ var (
 )
 
 // buildPool shares variant builds between projects as plugins/host's scheduler shares guest
-// calls: at most slots builds run at once, all projects together (about one per core); one
-// project holds at most perProject of them (all but one, so another project always finds a
-// slot free of it); waiting projects are served in turn, one build each. Each build also
-// reserves its memory estimate from one budget and runs only when it fits. A project with
-// queue builds already waiting is refused at once; a waiting build that gets no slot within
-// wait is refused too (the API answers 503 with Retry-After).
+// calls: at most slots builds run at once, all projects together (one per core). It is
+// work-conserving: a project alone may use every slot, but while another project has a build
+// waiting, a project holds at most perProject (all but one) and the waiting projects are
+// served in turn, one build each, so the next slot that frees goes to the other project.
+// Each build also reserves its memory estimate from one budget and runs only when it fits. A
+// project with queue builds already waiting is refused at once; a waiting build that gets no
+// slot within wait is refused too (the API answers 503 with Retry-After).
 type buildPool struct {
 	slots, perProject, queue int
 	budget                   int64
@@ -68,7 +69,7 @@ func (p *buildPool) acquire(ctx context.Context, project string, cost int64) (fu
 		p.shares[project] = sh
 	}
 	switch {
-	case p.free > 0 && sh.running < p.perProject && len(sh.waiting) == 0 && p.used+cost <= p.budget:
+	case p.free > 0 && len(sh.waiting) == 0 && p.mayRun(sh) && p.used+cost <= p.budget:
 		p.take(sh, cost)
 		p.mu.Unlock()
 		return p.releaser(sh, cost), nil
@@ -112,6 +113,12 @@ func (p *buildPool) acquire(ctx context.Context, project string, cost int64) (fu
 	p.forget(sh)
 	p.mu.Unlock()
 	return nil, err
+}
+
+// mayRun says sh may start one more build: under its perProject share, or nobody else has a
+// build waiting. Called with p.mu held.
+func (p *buildPool) mayRun(sh *share) bool {
+	return sh.running < p.perProject || p.waiting == len(sh.waiting)
 }
 
 // take gives sh a slot and cost bytes. Called with p.mu held.
@@ -160,7 +167,7 @@ func (p *buildPool) dispatch() {
 		for n := len(p.ready); n > 0 && p.free > 0; n-- {
 			sh := p.ready[0]
 			p.ready = p.ready[1:]
-			if len(sh.waiting) > 0 && sh.running < p.perProject && p.used+sh.waiting[0].cost <= p.budget {
+			if len(sh.waiting) > 0 && p.mayRun(sh) && p.used+sh.waiting[0].cost <= p.budget {
 				w := sh.waiting[0]
 				sh.waiting = sh.waiting[1:]
 				p.waiting--

@@ -34,15 +34,19 @@ func waitQueued(t *testing.T, p *buildPool, n int) {
 	}
 }
 
-// One project's flood waits in its own queue: another project's build takes the slot kept
-// free of the flood, and when a slot frees, a third project goes before the flood's next.
+// A project alone uses every slot; its flood then waits in its own queue, and the slots that
+// free go first to the other projects waiting, in turn, then back to the flood.
 func TestPoolSharesFairly(t *testing.T) {
 	t.Parallel()
 	p := newBuildPool(2, 3, 1000, time.Minute)
 	ctx := context.Background()
-	relA, err := p.acquire(ctx, "a", 1)
-	if err != nil {
-		t.Fatal(err)
+	var relA [2]func()
+	for i := range relA {
+		rel, err := p.acquire(ctx, "a", 1) // alone: both slots
+		if err != nil {
+			t.Fatalf("build %d of a project alone = %v", i, err)
+		}
+		relA[i] = rel
 	}
 	flood := make(chan func(), 3) // the flood's builds, granted in any order
 	for range 3 {
@@ -52,23 +56,26 @@ func TestPoolSharesFairly(t *testing.T) {
 	if _, err := p.acquire(ctx, "a", 1); !errors.Is(err, errPoolBusy) {
 		t.Fatalf("acquire with a full queue = %v, want errPoolBusy", err)
 	}
-	relB, err := p.acquire(ctx, "b", 1) // a holds all it may: the other slot is b's at once
-	if err != nil {
-		t.Fatalf("acquire of another project during a flood = %v", err)
-	}
-	c := grant(p, "c", 1)
+	b := grant(p, "b", 1)
 	waitQueued(t, p, 4)
-	relA()
-	select {
-	case rel := <-c:
-		if rel == nil {
-			t.Fatal("c's build was refused")
+	c := grant(p, "c", 1)
+	waitQueued(t, p, 5)
+	var rels []func()
+	for i, other := range []chan func(){b, c} {
+		relA[i]()
+		select {
+		case rel := <-other:
+			if rel == nil {
+				t.Fatalf("project %d's build was refused", i)
+			}
+			rels = append(rels, rel)
+		case <-flood:
+			t.Fatal("the flooding project's next build went before a waiting project")
 		}
-		rel()
-	case <-flood:
-		t.Fatal("the flooding project's next build went before the waiting project c")
 	}
-	relB()
+	for _, rel := range rels {
+		rel()
+	}
 	for i := range 3 {
 		rel := <-flood
 		if rel == nil {

@@ -31,7 +31,7 @@ func catmullRomKernel(src, dst int) kernel {
 		fw = fw[:0]
 		sum := 0.0
 		for j := lo; j < hi; j++ {
-			x := math.Abs((float64(j)+0.5-c)/width)
+			x := math.Abs((float64(j) + 0.5 - c) / width)
 			var v float64
 			switch {
 			case x < 1:

@@ -50,7 +50,8 @@ type Options struct {
 	VariantMaxPixels int
 	// VariantMemoryMB bounds the builds running at once (256 MB when <= 0).
 	VariantMemoryMB int
-	// VariantSlots is how many builds run at once (GOMAXPROCS, at most 4, when <= 0).
+	// VariantSlots is how many builds run at once (the CPUs, at most 4, when <= 0: serve runs
+	// more Go processors than cores, procs.go, and a build keeps a core busy).
 	VariantSlots int
 	// VariantQueue is how many builds of one project may wait (8 when <= 0).
 	VariantQueue int
@@ -58,6 +59,10 @@ type Options struct {
 	VariantWait time.Duration
 	// Encoder writes variants (codec.Codecs, WebP and AVIF in WebAssembly, when nil).
 	Encoder Encoder
+	// VariantWorker is the command line of a variant worker process (worker.go): this
+	// binary's `variant-worker` command, started on first use, one per build slot, at a lower
+	// CPU priority. Nil builds in this process with Encoder.
+	VariantWorker []string
 }
 
 // Service holds the rules of the File-asset product.
@@ -74,6 +79,7 @@ type Service struct {
 	flight   singleflight.Group                // one build per variant at a time
 	pool     *buildPool
 	enc      Encoder
+	workers  *workers // nil: builds run in this process
 }
 
 // NewService returns a Service; DB, Blobs and Signer are required. It starts nothing.
@@ -88,7 +94,7 @@ func NewService(o Options) (*Service, error) {
 		o.VariantMemoryMB = 256
 	}
 	if o.VariantSlots <= 0 {
-		o.VariantSlots = min(runtime.GOMAXPROCS(0), 4)
+		o.VariantSlots = min(runtime.NumCPU(), 4)
 	}
 	if o.VariantQueue <= 0 {
 		o.VariantQueue = 8
@@ -112,8 +118,19 @@ func NewService(o Options) (*Service, error) {
 	s.builtHot, _ = lru.New[string, *Built](8192)
 	s.pool = newBuildPool(o.VariantSlots, o.VariantQueue, int64(o.VariantMemoryMB)<<20, o.VariantWait)
 	s.enc = o.Encoder
+	if len(o.VariantWorker) > 0 {
+		s.workers = newWorkers(o.VariantWorker, s.log)
+	}
 	s.m = newMetrics(o.Registerer, s.pool)
 	return s, nil
+}
+
+// Close stops the variant worker processes (none when builds run in this process).
+func (s *Service) Close() error {
+	if s.workers == nil {
+		return nil
+	}
+	return s.workers.Close()
 }
 
 // AssetBase is {asset_host} without a trailing slash.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
 	"io"
 	"strings"
 	"time"
@@ -185,7 +186,13 @@ func (s *Service) build(a *Asset, spec Spec, target, key string) (b *Built, err 
 	if format == "auto" {
 		format = ""
 	}
-	out, format, size, err := makeVariant(data, a.MimeType, spec, format, s.o.VariantMaxPixels, s.enc)
+	var out []byte
+	var size image.Point
+	if s.workers != nil {
+		out, format, size, err = s.workers.build(ctx, &buildRequest{Data: data, Mime: a.MimeType, Spec: spec, Format: format, MaxPixels: s.o.VariantMaxPixels})
+	} else {
+		out, format, size, err = makeVariant(data, a.MimeType, spec, format, s.o.VariantMaxPixels, s.enc)
+	}
 	release()
 	switch {
 	case errors.Is(err, ErrVariantTooLarge):

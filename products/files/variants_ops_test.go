@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"image"
 	"io"
 	"net/http"
@@ -223,8 +224,9 @@ func TestVariantBuiltOnce(t *testing.T) {
 	}
 }
 
-// A project flooding distinct variants fills its own queue (503 with Retry-After past it)
-// while another project's build runs at once; over the memory budget is 422.
+// A project flooding distinct variants takes the free slots and fills its own queue (503 with
+// Retry-After past it) while another project's build is still served; over the memory budget
+// is 422.
 func TestVariantPoolFairAndBounded(t *testing.T) {
 	t.Parallel()
 	g := newGate()
@@ -234,29 +236,34 @@ func TestVariantPoolFairAndBounded(t *testing.T) {
 	demo := e.upload(t, secret, "photo.jpg", "image/jpeg", photo(t, "photo.jpg"))
 	other := e.upload(t, "sk_live_acme_other", "photo.jpg", "image/jpeg", photo(t, "photo.jpg"))
 	flood := make(chan [2]string, 3)
-	go get(signed(t, e, secret, demo, map[string]any{"width": 11}), flood)
-	<-g.entered // demo's first build holds its one slot
-	go get(signed(t, e, secret, demo, map[string]any{"width": 12}), flood)
+	for w := range 2 {
+		go get(signed(t, e, secret, demo, map[string]any{"width": 11 + w}), flood)
+		<-g.entered // demo alone holds both slots
+	}
+	go get(signed(t, e, secret, demo, map[string]any{"width": 13}), flood)
 	for metric(t, e, "gatehouse_files_variant_queue_depth") != 1 {
-		// demo's second build is taking its place in the queue
+		// demo's third build is taking its place in the queue
 		time.Sleep(time.Millisecond)
 	}
-	r := e.Do("GET", signed(t, e, secret, demo, map[string]any{"width": 13}), nil)
+	r := e.Do("GET", signed(t, e, secret, demo, map[string]any{"width": 14}), nil)
 	if r.Status != 503 || r.Code() != "VARIANT_BUSY" || r.Header.Get("Retry-After") == "" {
 		t.Errorf("build past a full queue = %d %s (Retry-After %q), want 503 VARIANT_BUSY", r.Status, r.Body, r.Header.Get("Retry-After"))
 	}
 	if m := metric(t, e, "gatehouse_files_variant_memory_bytes"); m <= 0 {
 		t.Errorf("memory in use during a build = %v", m)
 	}
-	// Another project's build takes the slot the flood may not hold.
+	// Another project's build waits beside the flood's and is served (TestPoolSharesFairly
+	// checks it goes first).
 	mine := make(chan [2]string, 1)
-	go get(signed(t, e, "sk_live_acme_other", other, map[string]any{"width": 14}), mine)
-	<-g.entered
+	go get(signed(t, e, "sk_live_acme_other", other, map[string]any{"width": 15}), mine)
+	for metric(t, e, "gatehouse_files_variant_queue_depth") != 2 {
+		time.Sleep(time.Millisecond)
+	}
 	close(g.open)
 	if r := <-mine; r[0] != "200 OK" {
 		t.Errorf("the other project's variant = %v", r)
 	}
-	for range 2 {
+	for range 3 {
 		if r := <-flood; r[0] != "200 OK" {
 			t.Errorf("a queued flood variant = %v", r)
 		}
@@ -297,9 +304,22 @@ func pngBomb(t testing.TB, w, h int) []byte {
 }
 
 // Hostile originals: huge dimensions in a small file, truncated bytes, malformed EXIF.
+// In a worker process (worker.go) they answer as in the gateway's own.
 func TestVariantHostileImages(t *testing.T) {
 	t.Parallel()
-	e := start(t, func(c *config.Config) { c.Files.VariantMaxPixels = 4_000_000 })
+	for _, worker := range []bool{false, true} {
+		t.Run(fmt.Sprint("worker=", worker), func(t *testing.T) {
+			t.Parallel()
+			opts := func(o *files.Options) {}
+			if worker {
+				opts = func(o *files.Options) { o.VariantWorker = workerCommand() }
+			}
+			hostileImages(t, startService(t, "", func(c *config.Config) { c.Files.VariantMaxPixels = 4_000_000 }, nil, opts))
+		})
+	}
+}
+
+func hostileImages(t *testing.T, e *env) {
 	bomb := pngBomb(t, 3000, 3000) // 9 MP, 27 MB decoded, in a small file
 	if len(bomb) > 100_000 {
 		t.Fatalf("the bomb has %d bytes", len(bomb))

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/gatehouse-dev/gatehouse/products/files"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -70,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env []str
 		err = restoreCmd(ctx, args[1:], stdout, env)
 	case "migrate":
 		err = migrateCmd(ctx, args[1:], stdout, env)
+	case "variant-worker": // started by serve for image variant builds (products/files/worker.go)
+		err = files.ServeVariantWorker()
 	case "version", "--version":
 		fmt.Fprintln(stdout, "gatehouse", version)
 		return 0

@@ -26,6 +26,13 @@ import (
 // compiled on first use (once per process, about a second for AVIF).
 type Codecs struct{}
 
+// Warm compiles the WebP and AVIF encoders' WebAssembly now (otherwise their first use does):
+// a variant worker process calls it when it starts, so its first builds do not wait for it.
+func Warm() {
+	webp.Init()
+	avif.InitEncoder()
+}
+
 // Formats the package writes, by name, with their MIME types.
 var mimes = map[string]string{
 	"jpeg": "image/jpeg", "png": "image/png", "webp": "image/webp", "avif": "image/avif",

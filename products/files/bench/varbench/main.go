@@ -120,9 +120,21 @@ type server struct {
 	dir  string
 }
 
-// hwm is the process's peak RSS (VmHWM) in MB.
+// hwm is the process's peak RSS (VmHWM) in MB, plus its child processes' (Gatehouse's
+// variant workers): their peaks summed, an upper bound of the peak they reached together.
 func (s *server) hwm() float64 {
-	kb, _ := procstat.KB(s.cmd.Process.Pid, "VmHWM")
+	pid := s.cmd.Process.Pid
+	kb, _ := procstat.KB(pid, "VmHWM")
+	lists, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, l := range lists {
+		b, _ := os.ReadFile(l)
+		for _, f := range strings.Fields(string(b)) {
+			if child, err := strconv.Atoi(f); err == nil {
+				c, _ := procstat.KB(child, "VmHWM")
+				kb += c
+			}
+		}
+	}
 	return float64(kb) / 1024
 }
 
