@@ -59,9 +59,9 @@ type Options struct {
 	VariantWait time.Duration
 	// Encoder writes variants (codec.Codecs, WebP and AVIF in WebAssembly, when nil).
 	Encoder Encoder
-	// VariantWorker is the command line of a variant worker process (worker.go): this
-	// binary's `variant-worker` command, started on first use, one per build slot, at a lower
-	// CPU priority. Nil builds in this process with Encoder.
+	// VariantWorker is the command line of the variant worker process (worker.go): this
+	// binary's `variant-worker` command, started at the first build, with a lane per build
+	// slot, at a lower CPU priority. Nil builds in this process with Encoder.
 	VariantWorker []string
 }
 
@@ -119,7 +119,7 @@ func NewService(o Options) (*Service, error) {
 	s.pool = newBuildPool(o.VariantSlots, o.VariantQueue, int64(o.VariantMemoryMB)<<20, o.VariantWait)
 	s.enc = o.Encoder
 	if len(o.VariantWorker) > 0 {
-		s.workers = newWorkers(o.VariantWorker, s.log)
+		s.workers = newWorkers(o.VariantWorker, o.VariantSlots, s.log)
 	}
 	s.m = newMetrics(o.Registerer, s.pool)
 	return s, nil

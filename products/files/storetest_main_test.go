@@ -13,7 +13,7 @@ import (
 // Started as `files.test variant-worker` (workerCommand), the test binary is a variant worker.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "variant-worker" {
-		if err := files.ServeVariantWorker(); err != nil {
+		if err := files.ServeVariantWorker(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -11,14 +11,15 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"strconv"
 	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/products/files/codec"
 )
 
-// Variant builds can run in worker processes: the gateway's own binary started again as
-// `gatehouse variant-worker` (Options.VariantWorker), one process per build slot, each
-// building one variant at a time. Why not goroutines: the WebP and AVIF encoders are
+// Variant builds can run in a worker process: the gateway's own binary started again as
+// `gatehouse variant-worker` (Options.VariantWorker), building as many variants at once as
+// the build pool has slots. Why not goroutines: the WebP and AVIF encoders are
 // WebAssembly run by wazero, and Go cannot preempt a goroutine inside wazero's compiled code,
 // so every stop-the-world of the garbage collector waited for the encode running (tens to
 // hundreds of milliseconds), stalling every request of every project; and the build's CPU
@@ -30,13 +31,6 @@ import (
 // workerNice is the nice value the worker processes run at (Linux): 10 leaves a build about
 // a tenth of a core a busy request thread wants, and all of an idle one.
 const workerNice = 10
-
-// The worker's pipes: the gateway writes requests to the first extra file (fd 3 in the
-// worker) and reads answers from the second (fd 4); stdout and stderr stay the log's.
-const (
-	workerRequestFD = 3
-	workerAnswerFD  = 4
-)
 
 // buildRequest is one build sent to a worker.
 type buildRequest struct {
@@ -64,20 +58,44 @@ type buildAnswer struct {
 	Err    string
 }
 
-// ServeVariantWorker is the loop of a `gatehouse variant-worker` process: it reads build
-// requests from fd 3 and answers each on fd 4 (encoding with codec.Codecs, whose WebAssembly
-// modules it compiles at once, beside the first build), until fd 3 is closed (the gateway
-// stopped or dropped the worker). A panic while building answers that build as an unreadable
-// original and the worker goes on.
-func ServeVariantWorker() error {
-	in, out := os.NewFile(workerRequestFD, "requests"), os.NewFile(workerAnswerFD, "answers")
-	if in == nil || out == nil {
-		return errors.New("files: variant-worker runs under the gateway, which gives it fds 3 and 4")
+// ServeVariantWorker is a `gatehouse variant-worker LANES` process: for each of its lanes it
+// reads build requests from one pipe and answers each on the next (fds 3 and 4, 5 and 6, ...),
+// until the request pipes are closed (the gateway stopped or dropped it). It encodes with
+// codec.Codecs, whose WebAssembly it compiles at once, beside the first builds. A panic while
+// building answers that build as an unreadable original and the lane goes on.
+func ServeVariantWorker(args []string) error {
+	lanes := 1
+	if len(args) > 0 {
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 1 || n > 64 {
+			return fmt.Errorf("files: variant-worker takes its lane count, not %q", args[0])
+		}
+		lanes = n
 	}
-	defer in.Close()
-	defer out.Close()
+	// Its heap is mostly garbage (the encoders' WebAssembly memories, decoded sources): a
+	// collection at every 25% of growth kept its peak at 110 MB instead of 166 MB over 40 WebP
+	// and AVIF builds on two lanes.
+	debug.SetGCPercent(25)
 	go codec.Warm()
-	return serveBuilds(in, out, codec.Codecs{})
+	errs := make(chan error, lanes)
+	for i := range lanes {
+		in, out := os.NewFile(uintptr(3+2*i), "requests"), os.NewFile(uintptr(4+2*i), "answers")
+		if in == nil || out == nil {
+			return errors.New("files: variant-worker runs under the gateway, which gives it its pipes")
+		}
+		go func() {
+			defer in.Close()
+			defer out.Close()
+			errs <- serveBuilds(in, out, codec.Codecs{})
+		}()
+	}
+	var first error
+	for range lanes {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 func serveBuilds(in io.Reader, out io.Writer, enc Encoder) error {
@@ -119,55 +137,62 @@ func buildIn(req *buildRequest, enc Encoder) (ans buildAnswer) {
 	return buildAnswer{Fail: failOther, Err: err.Error()}
 }
 
-// workers starts and hands out the worker processes; the build pool's slots bound how many
-// are busy, so it keeps at most one per slot. A worker whose pipe fails (it died, or a build
-// overran its context and was killed) is dropped and the next build starts a new one.
+// workers runs builds in one worker process with a lane per build slot (a pair of pipes, each
+// carrying one build at a time), so the encoders' WebAssembly is compiled once, not once per
+// slot. It starts the process at the first build. When a lane's pipe fails (the process
+// died, or a build overran its context and the process was killed), the process is stopped
+// and the next build starts a new one.
 type workers struct {
-	argv []string
-	log  *slog.Logger
+	argv  []string
+	lanes int
+	log   *slog.Logger
 
 	mu     sync.Mutex
-	idle   []*worker
-	all    map[*worker]struct{}
+	proc   *workerProc // nil until the first build, and after a failure
 	closed bool
 }
 
-type worker struct {
-	cmd *exec.Cmd
-	req *os.File // the request pipe's write end
-	ans *os.File // the answer pipe's read end
-	enc *gob.Encoder
-	dec *gob.Decoder
-	// exited is closed when the process has ended.
-	exited chan struct{}
+// workerProc is one worker process and its lanes.
+type workerProc struct {
+	cmd    *exec.Cmd
+	ends   []*os.File    // the gateway's ends of the pipes
+	exited chan struct{} // closed when the process has ended
+	idle   []*lane       // guarded by workers.mu
 }
 
-func newWorkers(argv []string, log *slog.Logger) *workers {
-	return &workers{argv: argv, log: log, all: map[*worker]struct{}{}}
+type lane struct {
+	p   *workerProc
+	enc *gob.Encoder
+	dec *gob.Decoder
+}
+
+func newWorkers(argv []string, lanes int, log *slog.Logger) *workers {
+	return &workers{argv: argv, lanes: max(1, lanes), log: log}
 }
 
 var errWorkersClosed = errors.New("files: the variant workers are closed")
 
-// build runs req in a worker. ctx ending kills the worker (a build never outlives it). A
-// worker that was idle and fails (it died since its last build) is replaced once.
+// build runs req in the worker. ctx ending kills the worker (a build never outlives it). A
+// build whose worker fails and was not started for it (it died since, or with another build)
+// is tried once more in a new one.
 func (ws *workers) build(ctx context.Context, req *buildRequest) ([]byte, string, image.Point, error) {
 	var ans buildAnswer
 	for {
-		w, fresh, err := ws.take()
+		l, fresh, err := ws.take()
 		if err != nil {
 			return nil, "", image.Point{}, err
 		}
-		stop := context.AfterFunc(ctx, func() { _ = w.cmd.Process.Kill() })
-		err = w.enc.Encode(req)
+		stop := context.AfterFunc(ctx, l.p.stop)
+		err = l.enc.Encode(req)
 		if err == nil {
-			err = w.dec.Decode(&ans)
+			err = l.dec.Decode(&ans)
 		}
 		stop()
 		if err == nil {
-			ws.put(w)
+			ws.put(l)
 			break
 		}
-		ws.drop(w)
+		ws.fail(l.p)
 		if ctx.Err() != nil {
 			return nil, "", image.Point{}, fmt.Errorf("files: variant worker: %w", ctx.Err())
 		}
@@ -186,96 +211,116 @@ func (ws *workers) build(ctx context.Context, req *buildRequest) ([]byte, string
 	return nil, "", image.Point{}, fmt.Errorf("files: variant worker: %s", ans.Err)
 }
 
-// take hands out an idle worker, or starts one (fresh).
-func (ws *workers) take() (w *worker, fresh bool, err error) {
+// take hands out an idle lane, starting the process when none runs (fresh).
+func (ws *workers) take() (l *lane, fresh bool, err error) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.closed {
 		return nil, false, errWorkersClosed
 	}
-	for n := len(ws.idle); n > 0; n-- {
-		w := ws.idle[n-1]
-		ws.idle = ws.idle[:n-1]
+	if p := ws.proc; p != nil {
 		select {
-		case <-w.exited: // it died while idle (killed, out of memory): start another
-			delete(ws.all, w)
-			w.stop()
+		case <-p.exited: // it died while idle (killed, out of memory): start another
+			ws.proc = nil
+			p.stop()
 		default:
-			return w, false, nil
 		}
 	}
-	if w, err = ws.start(); err != nil {
-		return nil, false, err
+	if ws.proc == nil {
+		if ws.proc, err = ws.start(); err != nil {
+			return nil, false, err
+		}
+		fresh = true
 	}
-	ws.all[w] = struct{}{}
-	return w, true, nil
+	p := ws.proc
+	n := len(p.idle)
+	if n == 0 { // the pool runs at most lanes builds at once
+		return nil, false, errors.New("files: no free variant worker lane")
+	}
+	l = p.idle[n-1]
+	p.idle = p.idle[:n-1]
+	return l, fresh, nil
 }
 
-func (ws *workers) put(w *worker) {
+func (ws *workers) put(l *lane) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if ws.closed {
-		w.stop()
-		return
+	if ws.proc == l.p {
+		l.p.idle = append(l.p.idle, l)
 	}
-	ws.idle = append(ws.idle, w)
 }
 
-func (ws *workers) drop(w *worker) {
+// fail stops a process whose lane failed; the next build starts another.
+func (ws *workers) fail(p *workerProc) {
 	ws.mu.Lock()
-	delete(ws.all, w)
+	if ws.proc == p {
+		ws.proc = nil
+	}
 	ws.mu.Unlock()
-	w.stop()
+	p.stop()
 }
 
-// start starts one worker process at the lower priority. Called with ws.mu held.
-func (ws *workers) start() (*worker, error) {
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
-		return nil, err
+// start starts the worker process at the lower priority. Called with ws.mu held.
+func (ws *workers) start() (*workerProc, error) {
+	p := &workerProc{exited: make(chan struct{})}
+	var theirs []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
 	}
-	ansR, ansW, err := os.Pipe()
-	if err != nil {
-		reqR.Close()
-		reqW.Close()
-		return nil, err
+	for range ws.lanes {
+		reqR, reqW, err := os.Pipe()
+		if err != nil {
+			closeAll(theirs)
+			closeAll(p.ends)
+			return nil, err
+		}
+		ansR, ansW, err := os.Pipe()
+		if err != nil {
+			closeAll(append(theirs, reqR))
+			closeAll(append(p.ends, reqW))
+			return nil, err
+		}
+		theirs = append(theirs, reqR, ansW) // fds 3 and 4, 5 and 6, ...
+		p.ends = append(p.ends, reqW, ansR)
+		p.idle = append(p.idle, &lane{p: p, enc: gob.NewEncoder(reqW), dec: gob.NewDecoder(ansR)})
 	}
-	cmd := exec.Command(ws.argv[0], ws.argv[1:]...)
-	cmd.ExtraFiles = []*os.File{reqR, ansW} // fds 3 and 4
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	err = startNiced(cmd, workerNice)
-	reqR.Close()
-	ansW.Close()
+	argv := append(append([]string{}, ws.argv...), strconv.Itoa(ws.lanes))
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.ExtraFiles = theirs
+	p.cmd.Stdout, p.cmd.Stderr = os.Stderr, os.Stderr
+	err := startNiced(p.cmd, workerNice)
+	closeAll(theirs)
 	if err != nil {
-		reqW.Close()
-		ansR.Close()
-		return nil, fmt.Errorf("files: starting a variant worker: %w", err)
+		closeAll(p.ends)
+		return nil, fmt.Errorf("files: starting the variant worker: %w", err)
 	}
-	w := &worker{cmd: cmd, req: reqW, ans: ansR, enc: gob.NewEncoder(reqW), dec: gob.NewDecoder(ansR), exited: make(chan struct{})}
 	go func() { // reaps it whenever it ends
-		_ = cmd.Wait()
-		close(w.exited)
+		_ = p.cmd.Wait()
+		close(p.exited)
 	}()
-	ws.log.Debug("files: variant worker started", "pid", cmd.Process.Pid)
-	return w, nil
+	ws.log.Debug("files: variant worker started", "pid", p.cmd.Process.Pid, "lanes", ws.lanes)
+	return p, nil
 }
 
-// stop closes the worker's request pipe (it exits at the end of its loop) and kills it in
-// case it is stuck in a build.
-func (w *worker) stop() {
-	w.req.Close()
-	w.ans.Close()
-	_ = w.cmd.Process.Kill()
+// stop closes the process's pipes (it exits at the end of its loops) and kills it in case it
+// is in a build.
+func (p *workerProc) stop() {
+	for _, f := range p.ends {
+		f.Close()
+	}
+	_ = p.cmd.Process.Kill()
 }
 
-// Close stops every worker; builds that run on then fail.
+// Close stops the worker; builds that run on then fail.
 func (ws *workers) Close() error {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	ws.closed = true
-	for w := range ws.all {
-		w.stop()
+	if ws.proc != nil {
+		ws.proc.stop()
+		ws.proc = nil
 	}
-	ws.all, ws.idle = map[*worker]struct{}{}, nil
 	return nil
 }

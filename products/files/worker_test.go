@@ -12,12 +12,15 @@ import (
 	"github.com/gatehouse-dev/gatehouse/products/files"
 )
 
-// Builds in worker processes: every format comes back at its size, the workers run at nice 10
-// (Linux), and a worker that died is replaced by the next build.
+// Builds in the worker process: every format comes back at its size, builds run in its lanes
+// at once, the one process runs at nice 10 (Linux), and when it died the next build starts
+// another.
 func TestVariantWorkers(t *testing.T) {
-	e := startService(t, "", nil, nil, func(o *files.Options) { o.VariantWorker = workerCommand() })
+	e := startService(t, "", nil, nil, func(o *files.Options) {
+		o.VariantWorker, o.VariantSlots = workerCommand(), 2
+	})
 	id := e.upload(t, secret, "photo.jpg", "image/jpeg", photo(t, "photo.jpg"))
-	get := func(opts map[string]any, w, h int) {
+	want := func(opts map[string]any, w, h int) {
 		t.Helper()
 		r := e.Do("GET", signed(t, e, secret, id, opts), nil)
 		if r.Status != 200 {
@@ -28,12 +31,21 @@ func TestVariantWorkers(t *testing.T) {
 			t.Fatalf("variant %v is %v, want %dx%d", opts, got, w, h)
 		}
 	}
-	get(map[string]any{"width": 320, "format": "webp"}, 320, 200)
-	get(map[string]any{"width": 100, "height": 100, "fit": "cover", "format": "avif"}, 100, 100)
-	get(map[string]any{"width": 64, "format": "jpeg"}, 64, 40)
+	want(map[string]any{"width": 320, "format": "webp"}, 320, 200)
+	want(map[string]any{"width": 100, "height": 100, "fit": "cover", "format": "avif"}, 100, 100)
+	want(map[string]any{"width": 64, "format": "jpeg"}, 64, 40)
+	done := make(chan [2]string, 4)
+	for i := range 4 { // two lanes, four builds
+		go get(signed(t, e, secret, id, map[string]any{"width": 40 + i, "format": "webp"}), done)
+	}
+	for range 4 {
+		if r := <-done; r[0] != "200 OK" {
+			t.Errorf("a concurrent variant = %v", r)
+		}
+	}
 	pids := workerPids(t)
-	if len(pids) == 0 {
-		t.Fatal("no variant-worker process runs")
+	if len(pids) != 1 {
+		t.Fatalf("variant-worker processes %v, want one", pids)
 	}
 	if runtime.GOOS == "linux" {
 		for _, pid := range pids {
@@ -47,7 +59,7 @@ func TestVariantWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	get(map[string]any{"width": 200, "format": "webp"}, 200, 125)
+	want(map[string]any{"width": 200, "format": "webp"}, 200, 125)
 }
 
 // workerPids are the variant workers among this process's children (Linux /proc).

@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env []str
 	case "migrate":
 		err = migrateCmd(ctx, args[1:], stdout, env)
 	case "variant-worker": // started by serve for image variant builds (products/files/worker.go)
-		err = files.ServeVariantWorker()
+		err = files.ServeVariantWorker(args[1:])
 	case "version", "--version":
 		fmt.Fprintln(stdout, "gatehouse", version)
 		return 0
