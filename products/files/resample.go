@@ -78,16 +78,19 @@ func resample(src *image.RGBA, r image.Rectangle, w, h int) *image.RGBA {
 		out := mid.Pix[y*mid.Stride:]
 		for x := range w {
 			var sr, sg, sb, sa int32
-			p := row[4*kx.start[x]:]
-			for j, wt := range kx.w[x] {
-				q := p[4*j : 4*j+4 : 4*j+4]
-				sr += wt * int32(q[0])
-				sg += wt * int32(q[1])
-				sb += wt * int32(q[2])
-				sa += wt * int32(q[3])
+			ws := kx.w[x]
+			p := row[4*kx.start[x] : 4*(kx.start[x]+len(ws))]
+			for _, wt := range ws {
+				_ = p[3] // one bounds check for the pixel
+				sr += wt * int32(p[0])
+				sg += wt * int32(p[1])
+				sb += wt * int32(p[2])
+				sa += wt * int32(p[3])
+				p = p[4:]
 			}
 			a := clampByte(sa)
-			out[4*x], out[4*x+1], out[4*x+2], out[4*x+3] = min(clampByte(sr), a), min(clampByte(sg), a), min(clampByte(sb), a), a
+			o := out[4*x : 4*x+4 : 4*x+4]
+			o[0], o[1], o[2], o[3] = min(clampByte(sr), a), min(clampByte(sg), a), min(clampByte(sb), a), a
 		}
 	}
 	// Then columns, a whole output row at a time (the source rows are read in order).
@@ -97,8 +100,9 @@ func resample(src *image.RGBA, r image.Rectangle, w, h int) *image.RGBA {
 		clear(acc)
 		for j, wt := range ky.w[y] {
 			row := mid.Pix[(ky.start[y]+j)*mid.Stride : (ky.start[y]+j)*mid.Stride+4*w]
+			sums := acc[:len(row)] // no bounds check in the loop
 			for i, v := range row {
-				acc[i] += wt * int32(v)
+				sums[i] += wt * int32(v)
 			}
 		}
 		out := dst.Pix[y*dst.Stride : y*dst.Stride+4*w]

@@ -63,10 +63,12 @@ func (Codecs) Encode(w io.Writer, m *image.NRGBA, format string, quality int) er
 	return fmt.Errorf("codec: unknown format %q", format)
 }
 
-// overWhite composes m over an opaque white background (m itself when it is opaque).
+// overWhite composes m over an opaque white background. An opaque m is returned as the
+// *image.RGBA of the same bytes (straight and premultiplied alpha agree at 255), which
+// image/jpeg encodes on its fast path, not pixel by pixel through At.
 func overWhite(m *image.NRGBA) image.Image {
 	if m.Opaque() {
-		return m
+		return &image.RGBA{Pix: m.Pix, Stride: m.Stride, Rect: m.Rect}
 	}
 	dst := image.NewRGBA(m.Bounds())
 	draw.Draw(dst, dst.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
