@@ -80,6 +80,7 @@ type Service struct {
 	pool     *buildPool
 	enc      Encoder
 	workers  *workers // nil: builds run in this process
+	sources  *sources // decodes shared by builds in this process
 }
 
 // NewService returns a Service; DB, Blobs and Signer are required. It starts nothing.
@@ -118,6 +119,7 @@ func NewService(o Options) (*Service, error) {
 	s.builtHot, _ = lru.New[string, *Built](8192)
 	s.pool = newBuildPool(o.VariantSlots, o.VariantQueue, int64(o.VariantMemoryMB)<<20, o.VariantWait)
 	s.enc = o.Encoder
+	s.sources = newSources()
 	if len(o.VariantWorker) > 0 {
 		s.workers = newWorkers(o.VariantWorker, o.VariantSlots, s.log)
 	}

@@ -188,10 +188,14 @@ func (s *Service) build(a *Asset, spec Spec, target, key string) (b *Built, err 
 	}
 	var out []byte
 	var size image.Point
+	content := "" // the original's content key: builds of the same bytes share a decode
+	if a.SHA256 != "" {
+		content = a.SHA256 + " " + a.MimeType
+	}
 	if s.workers != nil {
-		out, format, size, err = s.workers.build(ctx, &buildRequest{Data: data, Mime: a.MimeType, Spec: spec, Format: format, MaxPixels: s.o.VariantMaxPixels})
+		out, format, size, err = s.workers.build(ctx, &buildRequest{Key: content, Data: data, Mime: a.MimeType, Spec: spec, Format: format, MaxPixels: s.o.VariantMaxPixels})
 	} else {
-		out, format, size, err = makeVariant(data, a.MimeType, spec, format, s.o.VariantMaxPixels, s.enc)
+		out, format, size, err = buildShared(s.sources, content, data, a.MimeType, spec, format, s.o.VariantMaxPixels, s.enc)
 	}
 	release()
 	switch {

@@ -310,6 +310,11 @@ func makeVariant(data []byte, mime string, s Spec, format string, maxPixels int,
 	if err != nil {
 		return nil, "", image.Point{}, err
 	}
+	return encodeVariant(src, data, mime, s, format, enc)
+}
+
+// encodeVariant is makeVariant of an original already decoded (src, from data).
+func encodeVariant(src image.Image, data []byte, mime string, s Spec, format string, enc Encoder) ([]byte, string, image.Point, error) {
 	out := render(src, Orientation(data, mime), s)
 	if format == "" {
 		format = "jpeg"
@@ -322,4 +327,16 @@ func makeVariant(data []byte, mime string, s Spec, format string, maxPixels int,
 		return nil, "", image.Point{}, fmt.Errorf("files: encoding a %s variant: %w", format, err)
 	}
 	return buf.Bytes(), format, out.Bounds().Size(), nil
+}
+
+// buildShared is makeVariant decoding through ss, shared with the builds of the same original
+// (content key) running at the same time.
+func buildShared(ss *sources, key string, data []byte, mime string, s Spec, format string, maxPixels int, enc Encoder) ([]byte, string, image.Point, error) {
+	src, done, err := ss.decode(key, data, mime, maxPixels)
+	if err != nil {
+		done()
+		return nil, "", image.Point{}, err
+	}
+	defer done()
+	return encodeVariant(src, data, mime, s, format, enc)
 }

@@ -34,6 +34,9 @@ const workerNice = 10
 
 // buildRequest is one build sent to a worker.
 type buildRequest struct {
+	// Key names the original's content (SHA-256 and type): builds of the same key running at
+	// once share its decode (sources).
+	Key       string
 	Data      []byte
 	Mime      string
 	Spec      Spec
@@ -78,6 +81,7 @@ func ServeVariantWorker(args []string) error {
 	debug.SetGCPercent(25)
 	go codec.Warm()
 	errs := make(chan error, lanes)
+	ss := newSources()
 	for i := range lanes {
 		in, out := os.NewFile(uintptr(3+2*i), "requests"), os.NewFile(uintptr(4+2*i), "answers")
 		if in == nil || out == nil {
@@ -86,7 +90,7 @@ func ServeVariantWorker(args []string) error {
 		go func() {
 			defer in.Close()
 			defer out.Close()
-			errs <- serveBuilds(in, out, codec.Codecs{})
+			errs <- serveBuilds(in, out, ss, codec.Codecs{})
 		}()
 	}
 	var first error
@@ -98,7 +102,7 @@ func ServeVariantWorker(args []string) error {
 	return first
 }
 
-func serveBuilds(in io.Reader, out io.Writer, enc Encoder) error {
+func serveBuilds(in io.Reader, out io.Writer, ss *sources, enc Encoder) error {
 	dec, w := gob.NewDecoder(in), gob.NewEncoder(out)
 	for {
 		var req buildRequest
@@ -108,7 +112,7 @@ func serveBuilds(in io.Reader, out io.Writer, enc Encoder) error {
 			}
 			return fmt.Errorf("files: reading a build request: %w", err)
 		}
-		ans := buildIn(&req, enc)
+		ans := buildIn(ss, &req, enc)
 		if err := w.Encode(&ans); err != nil {
 			return fmt.Errorf("files: answering a build: %w", err)
 		}
@@ -119,13 +123,13 @@ func serveBuilds(in io.Reader, out io.Writer, enc Encoder) error {
 }
 
 // buildIn makes one variant in this process.
-func buildIn(req *buildRequest, enc Encoder) (ans buildAnswer) {
+func buildIn(ss *sources, req *buildRequest, enc Encoder) (ans buildAnswer) {
 	defer func() {
 		if v := recover(); v != nil {
 			ans = buildAnswer{Fail: failUnreadable, Err: fmt.Sprint("panic: ", v)}
 		}
 	}()
-	out, format, size, err := makeVariant(req.Data, req.Mime, req.Spec, req.Format, req.MaxPixels, enc)
+	out, format, size, err := buildShared(ss, req.Key, req.Data, req.Mime, req.Spec, req.Format, req.MaxPixels, enc)
 	switch {
 	case err == nil:
 		return buildAnswer{Out: out, Format: format, Size: size}
