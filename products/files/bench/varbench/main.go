@@ -866,7 +866,7 @@ func flood(o opts) error {
 		baseP50, baseP99, floodP50, floodP99 time.Duration
 		baseRate, floodRate                  float64
 		bBad                                 int
-		built, busy, other                   int64
+		built, distinct, busy, other         int64
 		hwm                                  float64
 	}
 	var rows []row
@@ -903,8 +903,8 @@ func flood(o opts) error {
 					if err != nil {
 						return err
 					}
-					for i := range 25 {
-						u, err := ghVariantURL(s.base, keyA, id, size{w: 200 + 10*i}, ghFormats[i%2], 70+c)
+					for i := range 100 { // more than A gets built in a phase: every build is a new one
+						u, err := ghVariantURL(s.base, keyA, id, size{w: 200 + 4*i}, ghFormats[i%2], 70+c)
 						if err != nil {
 							return err
 						}
@@ -920,15 +920,20 @@ func flood(o opts) error {
 			ctx, cancel := context.WithCancel(context.Background())
 			var next atomic.Int64
 			var wg sync.WaitGroup
+			made := make([]atomic.Bool, len(aJobs)) // A's variants answered 200 at least once
 			for range o.cachedConc {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					for ctx.Err() == nil {
-						out := get(aJobs[int(next.Add(1)-1)%len(aJobs)])
+						i := int(next.Add(1)-1) % len(aJobs)
+						out := get(aJobs[i])
 						switch {
 						case out.status == 200:
 							atomic.AddInt64(&rw.built, 1)
+							if !made[i].Swap(true) {
+								atomic.AddInt64(&rw.distinct, 1)
+							}
 						case out.status == 503:
 							atomic.AddInt64(&rw.busy, 1)
 						default:
@@ -945,9 +950,9 @@ func flood(o opts) error {
 			cancel()
 			wg.Wait()
 			rw.hwm = s.hwm()
-			fmt.Printf("  B alone: %.0f req/s p50 %s p99 %s ms; B under A's flood: %.0f req/s p50 %s p99 %s ms (p99 %.2fx); B not 200: %d; A: %d answered 200, %d 503 VARIANT_BUSY, %d other; VmHWM %.0f MB\n",
+			fmt.Printf("  B alone: %.0f req/s p50 %s p99 %s ms; B under A's flood: %.0f req/s p50 %s p99 %s ms (p99 %.2fx); B not 200: %d; A: %d answered 200 (%d distinct variants of %d), %d 503 VARIANT_BUSY, %d other; VmHWM %.0f MB\n",
 				rw.baseRate, ms(rw.baseP50), ms(rw.baseP99), rw.floodRate, ms(rw.floodP50), ms(rw.floodP99),
-				float64(rw.floodP99)/float64(max(1, rw.baseP99)), rw.bBad, rw.built, rw.busy, rw.other, rw.hwm)
+				float64(rw.floodP99)/float64(max(1, rw.baseP99)), rw.bBad, rw.built, rw.distinct, len(aJobs), rw.busy, rw.other, rw.hwm)
 			rows = append(rows, rw)
 			return nil
 		}()
