@@ -24,12 +24,13 @@ import (
 // so every stop-the-world of the garbage collector waited for the encode running (tens to
 // hundreds of milliseconds), stalling every request of every project; and the build's CPU
 // competed with the other requests at the same priority. In a worker the gateway's
-// collector never waits for an encode, and the worker runs at a lower CPU priority (nice
-// workerNice on Linux), so the kernel gives the cores to requests first and to builds when
-// they are idle.
+// collector never waits for an encode, and the worker runs at a lower CPU priority
+// (workerNice levels lower on Linux), so the kernel gives the cores to requests first and to
+// builds when they are idle.
 
-// workerNice is the nice value the worker processes run at (Linux): 10 leaves a build about
-// a tenth of a core a busy request thread wants, and all of an idle one.
+// workerNice is how many nice levels below the gateway the worker runs (Linux; nice 10 for a
+// gateway at 0): a build then gets about a tenth of a core a busy request thread wants, and
+// all of an idle one.
 const workerNice = 10
 
 // buildRequest is one build sent to a worker.

@@ -6,16 +6,20 @@ import (
 	"syscall"
 )
 
-// startNiced starts cmd at nice value nice. Linux keeps a nice value per thread and a new
-// process inherits its forking thread's: the start runs on a thread of its own, lowered first,
-// which ends with its goroutine (never unlocked), so no other goroutine runs on it after.
+// startNiced starts cmd nice levels below the calling thread's priority (at most nice 19).
+// Linux keeps a nice value per thread and a new process inherits its forking thread's: the
+// start runs on a thread of its own, lowered first, which ends with its goroutine (never
+// unlocked), so no other goroutine runs on it after.
 func startNiced(cmd *exec.Cmd, nice int) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		// PRIO_PROCESS with who 0 names the calling thread on Linux. A refusal leaves the worker
-		// at the gateway's priority: it still runs, only unprioritised.
-		_ = syscall.Setpriority(syscall.PRIO_PROCESS, 0, nice)
+		// PRIO_PROCESS with who 0 names the calling thread on Linux; the raw getpriority
+		// answers 20 - nice. A refusal leaves the worker at the gateway's priority: it still
+		// runs, only unprioritised.
+		if prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0); err == nil {
+			_ = syscall.Setpriority(syscall.PRIO_PROCESS, 0, min(19, 20-prio+nice))
+		}
 		errc <- cmd.Start()
 	}()
 	return <-errc
