@@ -117,8 +117,11 @@ func serveBuilds(in io.Reader, out io.Writer, ss *sources, enc Encoder) error {
 		if err := w.Encode(&ans); err != nil {
 			return fmt.Errorf("files: answering a build: %w", err)
 		}
-		if len(req.Data) > 4<<20 || ans.Size.X*ans.Size.Y > 4<<20 {
-			debug.FreeOSMemory() // a large build's pages go back now, not when the next one runs
+		if len(req.Data) > 256<<10 || ans.Size.X*ans.Size.Y > 1<<20 {
+			// A large original (a compressed quarter megabyte decodes to megapixels) or output:
+			// its pages go back now, not when the scavenger gets to them (a few milliseconds
+			// of a build of hundreds).
+			debug.FreeOSMemory()
 		}
 	}
 }
@@ -182,7 +185,7 @@ var errWorkersClosed = errors.New("files: the variant workers are closed")
 // is tried once more in a new one.
 func (ws *workers) build(ctx context.Context, req *buildRequest) ([]byte, string, image.Point, error) {
 	var ans buildAnswer
-	for {
+	for attempt := 0; ; attempt++ {
 		l, fresh, err := ws.take()
 		if err != nil {
 			return nil, "", image.Point{}, err
@@ -201,7 +204,7 @@ func (ws *workers) build(ctx context.Context, req *buildRequest) ([]byte, string
 		if ctx.Err() != nil {
 			return nil, "", image.Point{}, fmt.Errorf("files: variant worker: %w", ctx.Err())
 		}
-		if fresh {
+		if fresh || attempt > 0 {
 			return nil, "", image.Point{}, fmt.Errorf("files: variant worker: %w", err)
 		}
 	}

@@ -9,7 +9,8 @@ import (
 // startNiced starts cmd nice levels below the calling thread's priority (at most nice 19).
 // Linux keeps a nice value per thread and a new process inherits its forking thread's: the
 // start runs on a thread of its own, lowered first, which ends with its goroutine (never
-// unlocked), so no other goroutine runs on it after.
+// unlocked; were it the main thread, which Go never ends, Go parks it for good), so no other
+// goroutine runs on it after, and Go starts no thread from a locked one.
 func startNiced(cmd *exec.Cmd, nice int) error {
 	errc := make(chan error, 1)
 	go func() {
