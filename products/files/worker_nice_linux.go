@@ -11,7 +11,12 @@ import (
 // start runs on a thread of its own, lowered first, which ends with its goroutine (never
 // unlocked; were it the main thread, which Go never ends, Go parks it for good), so no other
 // goroutine runs on it after, and Go starts no thread from a locked one.
+//
+// The worker also gets a process group of its own: a Ctrl-C at the gateway's terminal then
+// reaches the gateway alone, which drains its requests (builds included) before it closes
+// the worker; a worker whose gateway is gone ends at the end of its pipes.
 func startNiced(cmd *exec.Cmd, nice int) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
