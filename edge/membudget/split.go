@@ -29,9 +29,10 @@ const hotRecordBytes = 1400
 // Split divides the budget: a tenth each to badger's block cache, the records read cache and
 // the hot records, a twentieth to badger's index cache, two write tables of a sixteenth (at
 // least 16 MB: a transaction may hold about 15% of one, and the tenants document applies in
-// one), a quarter to plugins (at least 64 MB: two projects' guests), three eighths (at least
-// 64 MB) to the mapped files (the binary's own pages take 40-50 of it); what is left (about 40%) is the working memory of requests, the
-// collector's headroom and the title index.
+// one), a quarter to plugins (at least 64 MB: two projects' guests), a quarter (at least 48 MB)
+// to the mapped files (the binary's code and the store's tables the process keeps mapped);
+// what is left (about 40%) is the working memory of requests, the collector's headroom and the
+// title index.
 func (b Budget) Split() Shares {
 	mb := b.MB
 	return Shares{
@@ -43,7 +44,7 @@ func (b Budget) Split() Shares {
 		ReadCacheBytes: int64(max(mb/10, 4)) << 20,
 		HotRecords:     max(mb/10, 4) << 20 / hotRecordBytes,
 		PluginsMB:      max(mb/4, 64),
-		MappedMB:       max(mb*3/8, 64),
+		MappedMB:       max(mb/4, 48),
 	}
 }
 

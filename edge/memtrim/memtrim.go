@@ -29,10 +29,11 @@ import (
 )
 
 // defaultEvery is how often a Trimmer reads its RSS (one read of /proc/self/status, about 20
-// µs, 0.04% of a core at this rate): the pages mapped between two checks are what it lets the
-// RSS pass its bound by. (Populated list reads over a million records kept about 220 MB
-// mapped at 50 ms as at 200 ms, make bench-footprint mix c: docs/performance.md, Footprint.)
-const defaultEvery = 50 * time.Millisecond
+// µs, 0.1% of a core at this rate): the pages mapped between two checks are what it lets the
+// RSS pass its bound by. Random reads over a million records map pages at up to 1 GB/s
+// (every page fault maps the 64 KB around it), so at 50 ms the file-backed RSS passed its
+// bound by up to 150 MB (make bench-footprint mix c: docs/performance.md, Footprint).
+const defaultEvery = 20 * time.Millisecond
 
 // Trimmer drops the process's mappings of the files under a folder when its file-backed RSS
 // passes a bound. Constructed by New, it does nothing until Start.

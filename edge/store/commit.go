@@ -196,7 +196,9 @@ func (c *committer) round(ops []*op) (int, bool) {
 // limits gets ErrTooBig.
 func (c *committer) try(ops []*op) (n int, vlog bool, err error) {
 	hot := c.hot.begin()
-	var count, size int64
+	// size is what badger counts (values in the value log as pointers), raw all the bytes,
+	// bounded as on postgres so that what fits one backend fits the other.
+	var count, size, raw int64
 	// The hot keys stay cached when the transaction commits or nothing was applied to it.
 	defer func() { c.hot.end(count == 0 || err == nil) }()
 	txn := c.bdb.NewTransaction(true)
@@ -210,9 +212,13 @@ func (c *committer) try(ops []*op) (n int, vlog bool, err error) {
 		if o.err != nil {
 			continue
 		}
-		if count+st.count >= c.maxCount || size+st.size >= c.maxSize {
+		lsm := st.size
+		if c.valueThreshold <= badgerValueThreshold {
+			lsm -= st.inVlog
+		}
+		if count+st.count >= c.maxCount || size+lsm >= c.maxSize || raw+st.size > PostgresMaxBytes {
 			if count == 0 {
-				o.err = fmt.Errorf("%w: %d writes, %d bytes", ErrTooBig, st.count, st.size)
+				o.err = fmt.Errorf("%w: %d writes, %d bytes", ErrTooBig, st.count, lsm)
 				continue
 			}
 			break
@@ -232,7 +238,8 @@ func (c *committer) try(ops []*op) (n int, vlog bool, err error) {
 		}
 		logs = append(logs, st.logs...)
 		count += st.count
-		size += st.size
+		size += lsm
+		raw += st.size
 		vlog = vlog || int64(st.maxVal) >= c.valueThreshold
 	}
 	if count == 0 {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -52,14 +53,23 @@ func TestBatchTooBigIsSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	// Each Update alone fits (about 0.9 MB of a 1.2 MB limit); two together do not.
-	big := make([]byte, 900<<10)
+	// Each Update alone fits (about 0.9 MB of a 1.2 MB limit, in values under the value log's
+	// threshold, which count whole); two together do not.
+	big := make([]byte, 60<<10)
+	setBig := func(tx *Txn, prefix string) error {
+		for j := 0; j < 15; j++ {
+			if err := tx.Set([]byte(fmt.Sprintf("%s/%02d", prefix, j)), big); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < 20; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			err := db.Update(context.Background(), func(tx *Txn) error { return tx.Set([]byte(fmt.Sprintf("big/%02d", i)), big) })
+			err := db.Update(context.Background(), func(tx *Txn) error { return setBig(tx, fmt.Sprintf("big/%02d", i)) })
 			if err != nil {
 				t.Errorf("Update big %d: %v", i, err)
 			}
@@ -70,13 +80,13 @@ func TestBatchTooBigIsSplit(t *testing.T) {
 	_ = db.View(context.Background(), func(tx *Txn) error {
 		return tx.Iterate(IterOptions{Prefix: []byte("big/"), KeysOnly: true}, func(_, _ []byte) (bool, error) { n++; return true, nil })
 	})
-	if n != 20 {
-		t.Errorf("%d big values stored, want 20", n)
+	if n != 20*15 {
+		t.Errorf("%d big values stored, want %d", n, 20*15)
 	}
 	// One Update that alone exceeds a commit is refused, and writes nothing.
 	err = db.Update(context.Background(), func(tx *Txn) error {
 		for i := 0; i < 3; i++ {
-			if err := tx.Set([]byte(fmt.Sprintf("huge/%d", i)), big); err != nil {
+			if err := setBig(tx, fmt.Sprintf("huge/%d", i)); err != nil {
 				return err
 			}
 		}
@@ -288,4 +298,35 @@ func TestBadgerOptions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// The largest record body the interface takes (1 MB of JSON) is written with its journal entry
+// and a copy in one Update: its values go to the value log and count as pointers, so it fits a
+// commit of the default memtable (before, 3.1 MB against its 2.4 MB limit: ErrTooBig).
+func TestLargeValuesFitOneCommit(t *testing.T) {
+	t.Parallel()
+	db, err := Open(Options{Dir: t.TempDir(), MemTableMB: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	body := bytes.Repeat([]byte("x"), 1<<20)
+	err = db.Update(context.Background(), func(tx *Txn) error {
+		for _, k := range []string{"rec/1", "copy/1"} {
+			if err := tx.Set([]byte(k), body); err != nil {
+				return err
+			}
+		}
+		return tx.Journal([]byte("log/"), body)
+	})
+	if err != nil {
+		t.Fatalf("Update of 3 MB of large values: %v", err)
+	}
+	_ = db.View(context.Background(), func(tx *Txn) error {
+		v, err := tx.Get([]byte("rec/1"))
+		if err != nil || !bytes.Equal(v, body) {
+			t.Errorf("rec/1 read back %d bytes, %v", len(v), err)
+		}
+		return nil
+	})
 }

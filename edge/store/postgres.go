@@ -46,10 +46,12 @@ const (
 	// below TCP's timeouts.
 	DefaultPostgresTimeout = 5 * time.Second
 	// PostgresMaxWrites and PostgresMaxBytes bound what one Update may write (ErrTooBig past
-	// them): entries, and bytes of keys and values. Both are above what badger takes in one
-	// commit with its default memtable, so a function that fits badger fits postgres.
+	// them): entries, and bytes of keys and values. The badger committer bounds the bytes the
+	// same way (its values past badgerValueThreshold go to the value log), so a function that
+	// fits badger fits postgres; 40 MB takes a record of the largest body the server reads
+	// (edge.MaxBodyBytes, 12 MB), which a write stores three times over.
 	PostgresMaxWrites = 100_000
-	PostgresMaxBytes  = 32 << 20
+	PostgresMaxBytes  = 40 << 20
 	// pgBatchWrites and pgBatchBytes are the size of one commit of a Batch.
 	pgBatchWrites = 2000
 	pgBatchBytes  = 4 << 20

@@ -103,7 +103,16 @@ func (tx *Txn) Journal(prefix, entry []byte) error {
 	tx.st.logs = append(tx.st.logs, logEntry{prefix: prefix, entry: entry})
 	// What the entry adds to the commit, at most: its bytes and length, and a key of its own.
 	tx.st.size += int64(len(entry)+binary.MaxVarintLen64+len(prefix)+idLen) + 16
+	tx.st.pointed(len(entry))
 	return nil
+}
+
+// pointed counts in inVlog a value of n bytes that badger (on disk) keeps in its value log,
+// less the pointer to it the transaction holds (12 bytes; at most 20 with its varints).
+func (st *stage) pointed(n int) {
+	if n >= badgerValueThreshold {
+		st.inVlog += int64(n - 20)
+	}
 }
 
 // idLen is the length of a NewID.
@@ -244,6 +253,9 @@ type stage struct {
 	// count and size bound what applying the stage adds to the transaction (badger's own
 	// accounting: an entry, its key and value, and a little overhead each).
 	count, size int64
+	// inVlog is what size counts of values of at least badgerValueThreshold that a badger
+	// transaction holds as pointers into its value log (pointed).
+	inVlog int64
 	// maxVal is the length of the largest value staged (whether the value log gets one).
 	maxVal int
 	// logs are the journal entries staged (Txn.Journal), written at commit.
@@ -291,6 +303,7 @@ func (st *stage) find(key []byte) int {
 func (st *stage) put(key, val []byte, del bool) {
 	st.count++
 	st.size += int64(len(key)+len(val)) + 16
+	st.pointed(len(val))
 	st.maxVal = max(st.maxVal, len(val))
 	e := stagedEntry{key: key, val: val, del: del}
 	if i := st.find(key); i >= 0 {
