@@ -5,7 +5,9 @@ import "github.com/prometheus/client_golang/prometheus"
 // Shares are the bounds a budget gives each cache; the wiring hands each to its owner. Every
 // figure is an upper bound of what that part keeps in memory.
 type Shares struct {
-	// GoLimitBytes is the Go memory limit (runtime/debug.SetMemoryLimit): the whole budget.
+	// GoLimitBytes is the Go memory limit (runtime/debug.SetMemoryLimit): the budget less
+	// the mapped files' share, so that the Go heap and the pages the process keeps mapped
+	// together stay near the budget (a GOMEMLIMIT the environment sets is left in force).
 	GoLimitBytes int64
 	// BlockCacheMB, IndexCacheMB: badger's caches of decompressed table blocks and of table
 	// indexes and bloom filters. MemTableMB and NumMemtables: badger's write tables, each
@@ -29,14 +31,15 @@ const hotRecordBytes = 1400
 // Split divides the budget: a tenth each to badger's block cache, the records read cache and
 // the hot records, a twentieth to badger's index cache, two write tables of a sixteenth (at
 // least 16 MB: a transaction may hold about 15% of one, and the tenants document applies in
-// one), a quarter to plugins (at least 64 MB: two projects' guests), a quarter (at least 48 MB)
-// to the mapped files (the binary's code and the store's tables the process keeps mapped);
-// what is left (about 40%) is the working memory of requests, the collector's headroom and the
-// title index.
+// one), a quarter to plugins (at least 64 MB: two projects' guests), a quarter (at least 48 MB,
+// at most half) to the mapped files (the binary's code and the store's tables the process keeps
+// mapped), the rest to the Go heap (the Go memory limit); what the caches leave of it (about a
+// third) is the working memory of requests, the collector's headroom and the title index.
 func (b Budget) Split() Shares {
 	mb := b.MB
+	mapped := min(max(mb/4, 48), mb/2)
 	return Shares{
-		GoLimitBytes:   int64(mb) << 20,
+		GoLimitBytes:   int64(mb-mapped) << 20,
 		BlockCacheMB:   max(mb/10, 8),
 		IndexCacheMB:   max(mb/20, 4),
 		MemTableMB:     min(max(mb/16, 16), 64),
@@ -44,7 +47,7 @@ func (b Budget) Split() Shares {
 		ReadCacheBytes: int64(max(mb/10, 4)) << 20,
 		HotRecords:     max(mb/10, 4) << 20 / hotRecordBytes,
 		PluginsMB:      max(mb/4, 64),
-		MappedMB:       max(mb/4, 48),
+		MappedMB:       mapped,
 	}
 }
 
@@ -54,9 +57,9 @@ func (b Budget) Split() Shares {
 func Register(reg prometheus.Registerer, b Budget, s Shares) {
 	budget := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "gatehouse_memory_budget_bytes",
-		Help: "The memory budget (Go memory limit) and where it came from: memory_limit_mb, GOMEMLIMIT, cgroup or default.",
+		Help: "The memory budget (the Go memory limit plus the mapped files' bound) and where it came from: memory_limit_mb, GOMEMLIMIT, cgroup or default.",
 	}, []string{"source"})
-	budget.WithLabelValues(string(b.Source)).Set(float64(s.GoLimitBytes))
+	budget.WithLabelValues(string(b.Source)).Set(float64(int64(b.MB) << 20))
 	bound := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "gatehouse_memory_bound_bytes",
 		Help: "The bound of each cache or buffer, from the memory budget or its configuration key.",
@@ -71,6 +74,7 @@ func Register(reg prometheus.Registerer, b Budget, s Shares) {
 		bound.WithLabelValues(p.name).Set(float64(int64(p.mb) << 20))
 	}
 	bound.WithLabelValues("records_read_cache").Set(float64(s.ReadCacheBytes))
+	bound.WithLabelValues("go_heap").Set(float64(s.GoLimitBytes))
 	hot := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "gatehouse_memory_bound_records",
 		Help: "How many decoded records the records product's hot cache keeps at most.",
