@@ -145,22 +145,32 @@ func mappingsUnder(raw []byte, dir string) []region {
 		if len(f[1]) == 4 && f[1][3] == 'p' && f[1][1] == 'w' {
 			continue
 		}
-		lo, hi, ok := strings.Cut(f[0], "-")
+		r, ok := parseRange(f[0])
 		if !ok {
 			continue
 		}
-		s, err1 := strconv.ParseUint(lo, 16, 64)
-		e, err2 := strconv.ParseUint(hi, 16, 64)
-		if err1 != nil || err2 != nil || e <= s {
+		if n := len(out); n > 0 && out[n-1].end == r.start {
+			out[n-1].end = r.end
 			continue
 		}
-		if n := len(out); n > 0 && out[n-1].end == uintptr(s) {
-			out[n-1].end = uintptr(e)
-			continue
-		}
-		out = append(out, region{uintptr(s), uintptr(e)})
+		out = append(out, r)
 	}
 	return out
+}
+
+// parseRange reads a mapping's address range as /proc/self/maps and smaps print it
+// ("7f12a000-7f12b000"); ok is false when it is not one.
+func parseRange(field string) (r region, ok bool) {
+	lo, hi, found := strings.Cut(field, "-")
+	if !found {
+		return region{}, false
+	}
+	s, err1 := strconv.ParseUint(lo, 16, 64)
+	e, err2 := strconv.ParseUint(hi, 16, 64)
+	if err1 != nil || err2 != nil || e <= s {
+		return region{}, false
+	}
+	return region{uintptr(s), uintptr(e)}, true
 }
 
 // executableRegions returns the running binary's mappings that Check may drop: those of
@@ -198,12 +208,7 @@ func readOnlyMappingsOf(smaps []byte, path string) []region {
 			if len(f) != 6 || f[5] != path || len(f[1]) != 4 || f[1][1] == 'w' {
 				continue
 			}
-			lo, hi, _ := strings.Cut(f[0], "-")
-			s, err1 := strconv.ParseUint(lo, 16, 64)
-			e, err2 := strconv.ParseUint(hi, 16, 64)
-			if err1 == nil && err2 == nil && e > s {
-				cur, match = region{uintptr(s), uintptr(e)}, true
-			}
+			cur, match = parseRange(f[0])
 			continue
 		}
 		if match && len(f) >= 2 && f[0] == "Anonymous:" {
