@@ -39,6 +39,17 @@ type proc struct {
 	stdout []string
 }
 
+// emptyConfig writes an empty configuration file ("{}") in dir and returns its path: a
+// server started with it runs on the defaults.
+func emptyConfig(t *testing.T, dir string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "empty.yaml")
+	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
 	return startProcEnv(t, nil, args...)
@@ -157,10 +168,7 @@ func (p *proc) admin(t *testing.T, method, path, body string) (int, []byte) {
 func TestRestartKeepsAcknowledgedWrites(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cfg := filepath.Join(data, "empty.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := emptyConfig(t, data)
 	p := startProc(t, "--data", data, "--config", cfg, "--tenants", "../../../configs/demo.tenants.yaml")
 	if code, body := p.admin(t, "GET", "/orgs/acme/keys", ""); code != 200 || !strings.Contains(string(body), `"name":"web"`) {
 		t.Fatalf("keys after start: %d %s", code, body)

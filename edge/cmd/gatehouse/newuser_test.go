@@ -55,10 +55,7 @@ func TestHelpExitsZero(t *testing.T) {
 func TestListenAloneGivesWorkingURLs(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cfg := filepath.Join(data, "empty.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := emptyConfig(t, data)
 	p := startProcEnv(t, []string{"GATEHOUSE_LISTEN=127.0.0.1:0"}, "--data", data, "--config", cfg, "--tenants", "../../../configs/demo.tenants.yaml")
 	banner := strings.Join(p.stdout, "\n")
 	for _, seg := range []string{"/email", "/files", "/forms", "/membership", "/records", "/cdn", "/embed", "/admin/v1"} {

@@ -126,10 +126,7 @@ orgs:
 	if err := os.WriteFile(file, []byte(tenants), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(data, "empty.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := emptyConfig(t, data)
 	p := startProc(t, "--data", data, "--config", cfg, "--tenants", file)
 	const key = "pk_live_plug_web"
 

@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,10 +58,7 @@ func (lt *loadTally) problem(format string, args ...any) {
 func TestSIGTERMUnderLoad(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cfg := filepath.Join(data, "empty.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := emptyConfig(t, data)
 	var asset string
 	var inFlight, answered int64
 	for run := range sigtermRuns {

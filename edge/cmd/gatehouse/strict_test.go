@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -122,10 +120,7 @@ func TestAdminNeverEchoesGoTypes(t *testing.T) {
 func startDemo(t *testing.T) *proc {
 	t.Helper()
 	data := t.TempDir()
-	cfg := filepath.Join(data, "empty.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := emptyConfig(t, data)
 	return startProc(t, "--data", data, "--config", cfg, "--tenants", "../../../configs/demo.tenants.yaml")
 }
 

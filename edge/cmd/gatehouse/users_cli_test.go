@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -26,10 +24,7 @@ func signIn(t *testing.T, url, email, password string) int {
 func TestUsersCreateCLI(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cfg := filepath.Join(data, "empty.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := emptyConfig(t, data)
 	p := startProc(t, "--data", data, "--config", cfg, "--tenants", "../../../configs/demo.tenants.yaml")
 	env := []string{"GATEHOUSE_SERVER=" + p.url, "GATEHOUSE_ADMIN_TOKEN=restart-token"}
 	users := func(stdin string, args ...string) (int, string) {

@@ -18,10 +18,7 @@ import (
 func TestVariantBuiltByWorkerProcess(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	cfg := filepath.Join(data, "empty.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := emptyConfig(t, data)
 	p := startProc(t, "--data", data, "--config", cfg, "--tenants", "../../../configs/demo.tenants.yaml")
 	call := func(method, u, key, ctype string, body io.Reader, want int, out any) {
 		t.Helper()

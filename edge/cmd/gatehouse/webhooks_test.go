@@ -334,10 +334,7 @@ func TestNotificationAndWebhookSurviveSIGKILL(t *testing.T) {
 	mail.SetDelay(time.Hour)
 
 	data := t.TempDir()
-	cfg := filepath.Join(data, "empty.yaml")
-	if err := os.WriteFile(cfg, []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := emptyConfig(t, data)
 	write := func(url string) string {
 		f := filepath.Join(data, "tenants.yaml")
 		if err := os.WriteFile(f, []byte(hooksDoc(url)), 0o600); err != nil {
