@@ -23,6 +23,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/edge/httpx"
+	"github.com/gatehouse-dev/gatehouse/edge/store"
 )
 
 const tenants = `
@@ -192,6 +193,36 @@ func TestBodyTooLarge(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 413 || strings.Contains(string(body), `"error"`) {
 		t.Errorf("server limit: %d %s, want 413 without code", resp.StatusCode, body)
+	}
+}
+
+// A document whose changes pass one transaction of the store (here 1 MB memtables: about
+// 150 KB) answers 413 with what to do, and changes nothing; its parts apply one by one.
+func TestApplyPastOneTransaction(t *testing.T) {
+	t.Parallel()
+	h := start(t, func(c *config.Config) { c.Storage.MemTableMB = 1 })
+	if h.Deps.DB.Backend() == store.BackendPostgres {
+		t.Skip("a PostgreSQL transaction takes 40 MB")
+	}
+	doc := func(from, to int) string {
+		var b strings.Builder
+		b.WriteString("orgs:\n  - slug: many\n    projects:\n")
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&b, "      - {id: many-%04d, name: Project number %d of a large organisation}\n", i, i)
+		}
+		return b.String()
+	}
+	r := h.Admin("POST", "/apply", doc(0, 2000))
+	if r.Status != 413 || r.Code() != "" || !strings.Contains(string(r.Body), "storage.memtable_mb") {
+		t.Fatalf("apply of 2,000 projects = %d %s, want 413 naming storage.memtable_mb", r.Status, r.Body)
+	}
+	if r := h.Admin("GET", "/orgs/many/projects", nil); r.Status != 404 && strings.Contains(string(r.Body), "many-0000") {
+		t.Errorf("the refused document left %s", r.Body)
+	}
+	for from := 0; from < 2000; from += 250 {
+		if r := h.Admin("POST", "/apply", doc(from, from+250)); r.Status != 200 {
+			t.Fatalf("apply of projects %d-%d = %d %s", from, from+250, r.Status, r.Body)
+		}
 	}
 }
 

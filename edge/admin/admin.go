@@ -53,6 +53,8 @@ func toAPI(err error) error {
 		return apierr.New(404, apierr.CodeNotFound, "no such entity", err)
 	case errors.Is(err, tenancy.ErrTooLarge):
 		return apierr.ErrTooLarge
+	case errors.Is(err, tenancy.ErrTooManyChanges):
+		return apierr.New(413, "", "the document's changes are more than one transaction takes: apply it in parts (each org or project alone), or raise storage.memtable_mb (a transaction holds about 15% of one)", err)
 	}
 	return err
 }

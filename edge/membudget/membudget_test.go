@@ -98,7 +98,7 @@ func TestSplit(t *testing.T) {
 		if mb >= 200 && caches > mb*6/10 {
 			t.Errorf("budget %d MB: caches take %d MB, over 60%%", mb, caches)
 		}
-		if s.GoLimitBytes+int64(s.MappedMB)<<20 != int64(mb)<<20 || s.GoLimitBytes < int64(mb)<<19 || s.MemTableMB < 16 || s.HotRecords <= 0 || s.PluginsMB <= 0 {
+		if s.GoLimitBytes+int64(s.MappedMB)<<20 != int64(mb)<<20 || s.GoLimitBytes < int64(mb)<<19 || s.MemTableMB < 8 || s.HotRecords <= 0 || s.PluginsMB <= 0 {
 			t.Errorf("budget %d MB: %+v", mb, s)
 		}
 	}

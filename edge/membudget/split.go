@@ -29,9 +29,9 @@ type Shares struct {
 const hotRecordBytes = 1400
 
 // Split divides the budget: a tenth each to badger's block cache, the records read cache and
-// the hot records, a twentieth to badger's index cache, two write tables of a sixteenth (at
-// least 16 MB: a transaction may hold about 15% of one, and the tenants document applies in
-// one), a quarter to plugins (at least 64 MB: two projects' guests), a quarter (at least 48 MB,
+// the hot records, a twentieth to badger's index cache, two write tables of a sixty-fourth (8
+// to 64 MB: a transaction may hold about 15% of one, and the tenants document applies in one;
+// past 8 MB each flush grows pooled table builders that badger keeps, see store.Options), a quarter to plugins (at least 64 MB: two projects' guests), a quarter (at least 48 MB,
 // at most half) to the mapped files (the binary's code and the store's tables the process keeps
 // mapped), the rest to the Go heap (the Go memory limit); what the caches leave of it (about a
 // third) is the working memory of requests, the collector's headroom and the title index.
@@ -42,7 +42,7 @@ func (b Budget) Split() Shares {
 		GoLimitBytes:   int64(mb-mapped) << 20,
 		BlockCacheMB:   max(mb/10, 8),
 		IndexCacheMB:   max(mb/20, 4),
-		MemTableMB:     min(max(mb/16, 16), 64),
+		MemTableMB:     min(max(mb/64, 8), 64),
 		NumMemtables:   2,
 		ReadCacheBytes: int64(max(mb/10, 4)) << 20,
 		HotRecords:     max(mb/10, 4) << 20 / hotRecordBytes,

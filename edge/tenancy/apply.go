@@ -92,6 +92,9 @@ func (s *Service) Apply(ctx context.Context, doc *Document) (*Report, error) {
 		}
 		return s.Record(txn, rep.Changes)
 	})
+	if errors.Is(err, store.ErrTooBig) {
+		return nil, fmt.Errorf("%w (%v)", ErrTooManyChanges, err)
+	}
 	if err != nil {
 		return nil, err
 	}

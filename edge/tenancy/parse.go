@@ -55,6 +55,11 @@ func (e *InvalidError) Error() string {
 // ErrTooLarge reports a document over MaxDocumentBytes.
 var ErrTooLarge = errors.New("tenancy: tenants document too large")
 
+// ErrTooManyChanges reports a document whose changes are more than one transaction of the
+// store takes (about 15% of a memtable on badger: storage.memtable_mb); the document applies
+// whole or not at all, so it must be applied in parts or with larger memtables.
+var ErrTooManyChanges = errors.New("tenancy: the document's changes are more than one transaction takes")
+
 // Parse reads a tenants document in YAML or JSON (JSON is YAML), refusing unknown keys of what
 // tenancy owns, and validates orgs, projects and keys. The error is an *InvalidError naming the
 // path and line of each bad entry. The products' sections are checked by Service.Parse and

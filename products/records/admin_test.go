@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/products/records"
 )
@@ -146,6 +147,29 @@ func TestImport(t *testing.T) {
 	}
 	if got := ids(list(t, h, pk, posts+"/records?q=replaced")); !reflect.DeepEqual(got, []string{"post-1"}) {
 		t.Errorf("replaced title = %v", got)
+	}
+}
+
+// An import chunk larger than one commit (here a store of 1 MB memtables: commits of about
+// 150 KB, against some 500 KB for 500 records) is written in halves: every line is stored.
+func TestImportSplitsChunksPastOneCommit(t *testing.T) {
+	t.Parallel()
+	h, _ := newHarnessConfig(t, func(c *config.Config) { c.Storage.MemTableMB = 1 })
+	var b strings.Builder
+	for i := 0; i < 1200; i++ {
+		fmt.Fprintf(&b, `{"id":"big-%04d","data":{"title":"Imported %d %s","views":%d,"category":"news"}}`+"\n", i, i, strings.Repeat("x", 200), i)
+	}
+	r := h.Do("POST", "/admin/v1"+adminPosts+":import", strings.NewReader(b.String()),
+		"Authorization", "Bearer "+edgetest.AdminToken, "Content-Type", "application/x-ndjson")
+	var rep records.ImportReport
+	if err := json.Unmarshal(r.Body, &rep); err != nil || r.Status != 200 {
+		t.Fatalf("import = %d %s", r.Status, r.Body)
+	}
+	if rep.Imported != 1200 || rep.Created != 1200 || rep.Failed != 0 {
+		t.Errorf("import report = %+v", rep)
+	}
+	if got := string(h.Do("GET", posts+"/aggregate", nil, "X-API-Key", pk).Body); got != `{"total":1205}` {
+		t.Errorf("total after import = %s", got)
 	}
 }
 

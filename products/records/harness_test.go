@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/edge"
+	"github.com/gatehouse-dev/gatehouse/edge/config"
 	"github.com/gatehouse-dev/gatehouse/edge/cursor"
 	"github.com/gatehouse-dev/gatehouse/edge/edgetest"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
@@ -76,8 +77,14 @@ const (
 
 // newHarness starts a gateway with the records product mounted and the tenants above applied.
 func newHarness(t testing.TB, opts ...func(*records.Options)) (*edgetest.Harness, *records.Service) {
+	return newHarnessConfig(t, nil, opts...)
+}
+
+// newHarnessConfig is newHarness with cfg editing the gateway's configuration first.
+func newHarnessConfig(t testing.TB, cfg func(*config.Config), opts ...func(*records.Options)) (*edgetest.Harness, *records.Service) {
 	var svc *records.Service
 	h := edgetest.New(t, edgetest.Options{
+		Config:  cfg,
 		Tenants: tenants,
 		Products: func(t testing.TB, d edgetest.Deps) []edge.Product {
 			cur, err := cursor.NewCursors([]byte("0123456789abcdef0123456789abcdef"))

@@ -57,17 +57,17 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 	chunk := make([]*record, 0, importChunk)
 	explicit := make([]bool, 0, importChunk)
 	chunkBytes := 0
-	flush := func() error {
-		if len(chunk) == 0 {
-			return nil
-		}
+	// write stores recs in one transaction, or in halves when they are more than one commit
+	// takes (records with many indexed fields, or a store with small memtables).
+	var write func(recs []*record, explicit []bool) error
+	write = func(recs []*record, explicit []bool) error {
 		var created, updated int
 		var keys []string
 		err := s.db.Update(ctx, func(txn *store.Txn) error {
 			created, updated = 0, 0
 			w := s.txWriter(txn)
 			defer func() { keys = w.keys }()
-			for i, rec := range chunk {
+			for i, rec := range recs {
 				if !explicit[i] {
 					old, err := w.get(project, coll, rec.id)
 					if err != nil {
@@ -76,10 +76,10 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 					if old != nil {
 						c, _ := old.times()
 						_, u := rec.times()
-						chunk[i] = buildRecord(sch, rec.id, rec.published, rec.data(), c, u)
+						recs[i] = buildRecord(sch, rec.id, rec.published, rec.data(), c, u)
 					}
 				}
-				old, err := w.put(project, coll, sch, chunk[i])
+				old, err := w.put(project, coll, sch, recs[i])
 				if err != nil {
 					return err
 				}
@@ -92,12 +92,28 @@ func (s *Service) Import(ctx context.Context, project, coll string, r io.Reader)
 			return w.flush()
 		})
 		s.invalidate(keys)
+		if errors.Is(err, store.ErrTooBig) && len(recs) > 1 {
+			h := len(recs) / 2
+			if err := write(recs[:h], explicit[:h]); err != nil {
+				return err
+			}
+			return write(recs[h:], explicit[h:])
+		}
 		if err != nil {
 			return err
 		}
-		rep.Imported += len(chunk)
+		rep.Imported += len(recs)
 		rep.Created += created
 		rep.Updated += updated
+		return nil
+	}
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		if err := write(chunk, explicit); err != nil {
+			return err
+		}
 		chunk, explicit, chunkBytes = chunk[:0], explicit[:0], 0
 		s.kickTitles()
 		return nil
