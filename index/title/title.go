@@ -92,6 +92,8 @@ type Index struct {
 	words analysis.Analyzer
 	// mem is set for an in-memory index, where a committed batch is as durable as it gets.
 	mem bool
+	// queries keeps recent SearchSorted answers until the next commit.
+	queries *queryCache
 	// Fresh is true when Open created the index (or found it incomplete): the caller rebuilds it.
 	Fresh bool
 }
@@ -223,7 +225,7 @@ func opened(b bleve.Index, mem, fresh bool) (*Index, error) {
 	if words == nil {
 		return nil, errors.Join(fmt.Errorf("title: the index's mapping has no analyzer %q", analyzer), b.Close())
 	}
-	return &Index{b: b, words: words, mem: mem, Fresh: fresh}, nil
+	return &Index{b: b, words: words, mem: mem, queries: newQueryCache(), Fresh: fresh}, nil
 }
 
 // MarkComplete records that the initial build finished.
@@ -255,7 +257,9 @@ func (x *Index) Clear() error {
 		for _, h := range res.Hits {
 			b.Delete(h.ID)
 		}
-		if err := x.b.Batch(b); err != nil {
+		err = x.b.Batch(b)
+		x.queries.changed()
+		if err != nil {
 			return fmt.Errorf("title: clear: %w", err)
 		}
 		b = x.b.NewBatch()
@@ -293,18 +297,19 @@ func (x *Index) Sync(ctx context.Context) error {
 // syncKey is the internal key Sync deletes (never set).
 const syncKey = "sync"
 
-// MemoryUsed is what the index's open segments hold in memory, in bytes (bleve's own estimate:
-// segments not yet persisted, the mapped ones' decoded parts, caches), for /metrics; 0 when the
-// index cannot tell.
+// MemoryUsed is what the index holds in memory, in bytes, for /metrics: its open segments
+// (bleve's own estimate: segments not yet persisted, the mapped ones' decoded parts, caches;
+// nothing when bleve cannot tell) and its query cache (at most queryCacheBytes).
 func (x *Index) MemoryUsed() uint64 {
+	used := uint64(x.queries.used())
 	adv, err := x.b.Advanced()
 	if err != nil {
-		return 0
+		return used
 	}
 	if m, ok := adv.(interface{ MemoryUsed() uint64 }); ok {
-		return m.MemoryUsed()
+		return used + m.MemoryUsed()
 	}
-	return 0
+	return used
 }
 
 // Close makes the committed batches durable (waiting at most closeTimeout) and closes the
@@ -453,6 +458,7 @@ func (b *Batch) Commit() error {
 		})
 	}
 	err := b.x.b.Batch(b.b)
+	b.x.queries.changed()
 	// A new batch rather than Reset: the in-memory index's analysis goroutine may still be
 	// reading the old one's map after Batch returned (a data race the race detector reports).
 	b.b = b.x.b.NewBatch()
@@ -528,8 +534,22 @@ type Hit struct {
 // SearchSorted returns up to size matches ordered by createdAt then id (both descending with
 // desc), the order of the records product's default sort, from the index's doc values. With
 // after, only the matches past that position are returned, so a caller pages through any
-// number of matches.
+// number of matches. An answer is kept until the next commit (queryCache): the same call
+// before then is answered without a search.
 func (x *Index) SearchSorted(project, collection string, words []string, after *Hit, size int, desc bool) ([]Hit, error) {
+	key := queryKey(project, collection, words, after, size, desc)
+	gen := x.queries.gen.Load()
+	if hits, ok := x.queries.get(key, gen); ok {
+		return hits, nil
+	}
+	hits, err := x.searchSorted(project, collection, words, after, size, desc)
+	if err == nil {
+		x.queries.put(key, gen, hits)
+	}
+	return hits, err
+}
+
+func (x *Index) searchSorted(project, collection string, words []string, after *Hit, size int, desc bool) ([]Hit, error) {
 	order := []string{"_id"}
 	if desc {
 		order = []string{"-_id"}

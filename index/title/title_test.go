@@ -357,3 +357,78 @@ func TestMemoryUsed(t *testing.T) {
 		t.Error("MemoryUsed is 0 for an index holding 100 titles")
 	}
 }
+
+// SearchSorted keeps an answer until the next change: the same search is answered from the
+// cache (a caller changing its copy changes nothing kept), every commit or Clear is seen at
+// once, and the cache stays within its bound.
+func TestQueryCache(t *testing.T) {
+	t.Parallel()
+	x, err := OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	put := func(id, title string, ms float64) {
+		t.Helper()
+		b := x.NewBatch()
+		if err := b.Put("p", "c", id, title, ms); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func() []string {
+		t.Helper()
+		hits, err := x.SearchSorted("p", "c", []string{"hel"}, nil, 10, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for i := range hits {
+			out = append(out, hits[i].ID)
+			hits[i].ID = "changed by the caller"
+		}
+		return out
+	}
+	put("1", "Hello one", 1)
+	for round, want := range [][]string{{"1"}, {"1"}} {
+		if got := ids(); !slices.Equal(got, want) {
+			t.Fatalf("round %d: %v, want %v", round, got, want)
+		}
+	}
+	if x.queries.lru.Len() != 1 {
+		t.Errorf("kept answers = %d, want 1", x.queries.lru.Len())
+	}
+	put("2", "Hello two", 2)
+	if got := ids(); !slices.Equal(got, []string{"2", "1"}) {
+		t.Errorf("after a commit: %v", got)
+	}
+	b := x.NewBatch()
+	b.Delete("p", "c", "2", 2)
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("after a delete: %v", got)
+	}
+	if err := x.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(); len(got) != 0 {
+		t.Errorf("after Clear: %v", got)
+	}
+	// Distinct searches past the bound evict the oldest answers.
+	put("3", "Hello three", 3)
+	for i := 0; i < 20000; i++ {
+		if _, err := x.SearchSorted("p", "c", []string{"hel", strconv.Itoa(i)}, nil, 10, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if used := x.queries.used(); used > queryCacheBytes || used < queryCacheBytes/2 {
+		t.Errorf("cache holds %d bytes, bound %d", used, queryCacheBytes)
+	}
+	if x.MemoryUsed() < uint64(x.queries.used()) {
+		t.Errorf("MemoryUsed %d leaves out the query cache", x.MemoryUsed())
+	}
+}
