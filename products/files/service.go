@@ -117,11 +117,15 @@ func NewService(o Options) (*Service, error) {
 	s.base = strings.TrimRight(o.AssetBase, "/")
 	s.variants = tenantcache.New[*NamedVariant](4096, "variant", "project")
 	s.builtHot, _ = lru.New[string, *Built](8192)
-	s.pool = newBuildPool(o.VariantSlots, o.VariantQueue, int64(o.VariantMemoryMB)<<20, o.VariantWait)
+	// An eighth of the variant memory keeps recent decodes (sources), the rest bounds the
+	// builds running at once.
+	budget := int64(o.VariantMemoryMB) << 20
+	keep := budget / 8
+	s.pool = newBuildPool(o.VariantSlots, o.VariantQueue, budget-keep, o.VariantWait)
 	s.enc = o.Encoder
-	s.sources = newSources()
+	s.sources = newSources(keep)
 	if len(o.VariantWorker) > 0 {
-		s.workers = newWorkers(o.VariantWorker, o.VariantSlots, s.log)
+		s.workers = newWorkers(o.VariantWorker, o.VariantSlots, keep, s.log)
 	}
 	s.m = newMetrics(o.Registerer, s.pool)
 	return s, nil

@@ -13,7 +13,7 @@ import (
 // discard is an Encoder that writes nothing: the fuzz targets test decoding and resizing.
 type discard struct{}
 
-func (discard) Encode(io.Writer, *image.NRGBA, string, int) error { return nil }
+func (discard) Encode(io.Writer, image.Image, string, int) error { return nil }
 
 // seedPhotos adds the test photographs and cut copies of them to f's corpus.
 func seedPhotos(f *testing.F, add func(data []byte)) {

@@ -16,9 +16,11 @@ import (
 )
 
 // Encoder writes a variant's pixels in one output format (jpeg, png, webp, avif) at a quality
-// of 1-100. products/files/codec implements it; the interface keeps the engine replaceable.
+// of 1-100: m is an *image.NRGBA, or the opaque 4:2:0 *image.YCbCr of a JPEG's variant
+// (renderYCbCr). products/files/codec implements it; the interface keeps the engine
+// replaceable.
 type Encoder interface {
-	Encode(w io.Writer, m *image.NRGBA, format string, quality int) error
+	Encode(w io.Writer, m image.Image, format string, quality int) error
 }
 
 // layout is where a variant's pixels come from and go, in display orientation: the crop of the
@@ -139,8 +141,19 @@ func decodeSource(data []byte, mime string, maxPixels int) (image.Image, error) 
 
 // render makes the variant's pixels of a decoded source with EXIF orientation o: the crop is
 // scaled with a Catmull-Rom filter (resample) in stored orientation, then turned upright (cheap on the
-// small image), then placed on the canvas (transparent padding).
-func render(src image.Image, o int, s Spec) *image.NRGBA {
+// small image), then placed on the canvas (transparent padding). A YCbCr source (a JPEG)
+// without padding is rendered on its planes (renderYCbCr), the rest as straight RGBA.
+func render(src image.Image, o int, s Spec) image.Image {
+	if y, ok := src.(*image.YCbCr); ok {
+		if out, ok := renderYCbCr(y, o, s); ok {
+			return out
+		}
+	}
+	return renderRGBA(src, o, s)
+}
+
+// renderRGBA is render through premultiplied RGBA, answering straight alpha.
+func renderRGBA(src image.Image, o int, s Spec) *image.NRGBA {
 	b := src.Bounds()
 	sw, sh := b.Dx(), b.Dy()
 	if o >= 5 { // displayed sideways
@@ -318,7 +331,7 @@ func encodeVariant(src image.Image, data []byte, mime string, s Spec, format str
 	out := render(src, Orientation(data, mime), s)
 	if format == "" {
 		format = "jpeg"
-		if !out.Opaque() {
+		if o, ok := out.(interface{ Opaque() bool }); ok && !o.Opaque() {
 			format = "png"
 		}
 	}

@@ -163,7 +163,7 @@ type gate struct {
 
 func newGate() *gate { return &gate{entered: make(chan struct{}, 100), open: make(chan struct{})} }
 
-func (g *gate) Encode(w io.Writer, m *image.NRGBA, format string, q int) error {
+func (g *gate) Encode(w io.Writer, m image.Image, format string, q int) error {
 	g.mu.Lock()
 	g.n++
 	g.mu.Unlock()

@@ -62,7 +62,8 @@ type buildAnswer struct {
 	Err    string
 }
 
-// ServeVariantWorker is a `gatehouse variant-worker LANES` process: for each of its lanes it
+// ServeVariantWorker is a `gatehouse variant-worker LANES [KEEP]` process (KEEP: the bytes of
+// recent decodes it keeps for the next builds of the same originals, 0 when absent): for each of its lanes it
 // reads build requests from one pipe and answers each on the next (fds 3 and 4, 5 and 6, ...),
 // until the request pipes are closed (the gateway stopped or dropped it). It encodes with
 // codec.Codecs, whose WebAssembly it compiles at once, beside the first builds. A panic while
@@ -76,6 +77,14 @@ func ServeVariantWorker(args []string) error {
 		}
 		lanes = n
 	}
+	var keep int64
+	if len(args) > 1 {
+		n, err := strconv.ParseInt(args[1], 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("files: variant-worker takes the bytes of decodes it keeps, not %q", args[1])
+		}
+		keep = n
+	}
 	// Compiling the encoders' WebAssembly makes most of the garbage it will ever hold: it is
 	// collected at every 25% of growth until then, at Go's default 100% after. Over 40 WebP
 	// and AVIF builds on two lanes its peak was 102 MB (166 MB at 100% throughout, 110 MB at
@@ -88,7 +97,7 @@ func ServeVariantWorker(args []string) error {
 		debug.FreeOSMemory()
 	}()
 	errs := make(chan error, lanes)
-	ss := newSources()
+	ss := newSources(keep)
 	for i := range lanes {
 		in, out := os.NewFile(uintptr(3+2*i), "requests"), os.NewFile(uintptr(4+2*i), "answers")
 		if in == nil || out == nil {
@@ -159,6 +168,7 @@ func buildIn(ss *sources, req *buildRequest, enc Encoder) (ans buildAnswer) {
 type workers struct {
 	argv  []string
 	lanes int
+	keep  int64 // bytes of recent decodes the process keeps (sources)
 	log   *slog.Logger
 
 	mu     sync.Mutex
@@ -180,8 +190,8 @@ type lane struct {
 	dec *gob.Decoder
 }
 
-func newWorkers(argv []string, lanes int, log *slog.Logger) *workers {
-	return &workers{argv: argv, lanes: max(1, lanes), log: log}
+func newWorkers(argv []string, lanes int, keep int64, log *slog.Logger) *workers {
+	return &workers{argv: argv, lanes: max(1, lanes), keep: keep, log: log}
 }
 
 var errWorkersClosed = errors.New("files: the variant workers are closed")
@@ -300,7 +310,7 @@ func (ws *workers) start() (*workerProc, error) {
 		p.ends = append(p.ends, reqW, ansR)
 		p.idle = append(p.idle, &lane{p: p, enc: gob.NewEncoder(reqW), dec: gob.NewDecoder(ansR)})
 	}
-	argv := append(append([]string{}, ws.argv...), strconv.Itoa(ws.lanes))
+	argv := append(append([]string{}, ws.argv...), strconv.Itoa(ws.lanes), strconv.FormatInt(ws.keep, 10))
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.ExtraFiles = theirs
 	p.cmd.Stdout, p.cmd.Stderr = os.Stderr, os.Stderr

@@ -17,6 +17,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"math"
 
 	"github.com/gen2brain/avif"
 	"github.com/gen2brain/webp"
@@ -41,37 +42,95 @@ var mimes = map[string]string{
 // MimeType names the MIME type of a format ("" for an unknown one).
 func MimeType(format string) string { return mimes[format] }
 
-// Encode writes m in format (jpeg, png, webp, avif) at quality 1-100 (ignored by PNG). JPEG has
-// no alpha: m is composed over white. The output carries no metadata.
-func (Codecs) Encode(w io.Writer, m *image.NRGBA, format string, quality int) error {
+// Encode writes m in format (jpeg, png, webp, avif) at quality 1-100 (ignored by PNG): m is an
+// *image.NRGBA (straight alpha), or an opaque *image.YCbCr of full-range (JFIF) samples, which
+// JPEG encodes as is and WebP takes as libwebp's own YUV 4:2:0 input. JPEG has no alpha: m is
+// composed over white. The output carries no metadata.
+func (Codecs) Encode(w io.Writer, m image.Image, format string, quality int) error {
 	quality = min(max(quality, 1), 100)
 	switch format {
 	case "jpeg":
 		return jpeg.Encode(w, overWhite(m), &jpeg.Options{Quality: quality})
 	case "png":
 		enc := png.Encoder{CompressionLevel: png.DefaultCompression}
-		return enc.Encode(w, m)
+		return enc.Encode(w, straight(m))
 	case "webp":
 		// Quality 100 means lossless to libwebp; 99 keeps it lossy like the other values.
 		// Method 1 (of 0-6, libwebp's default 4) skips the rate-distortion search of methods 3
 		// and up: on a 320 px photograph it encoded in 14 ms instead of 57 ms, 7% larger
 		// (BenchmarkVariantStages, docs/performance.md "Variants").
-		return webp.Encode(w, m, webp.Options{Quality: min(quality, 99), Method: 1})
+		o := webp.Options{Quality: min(quality, 99), Method: 1}
+		if y, ok := m.(*image.YCbCr); ok && y.SubsampleRatio == image.YCbCrSubsampleRatio420 {
+			return webp.Encode(w, webpYUV(y), o)
+		}
+		return webp.Encode(w, m, o)
 	case "avif":
 		return avif.Encode(w, m, avif.Options{Quality: min(quality, 99), QualityAlpha: min(quality, 99), Speed: 10, ChromaSubsampling: image.YCbCrSubsampleRatio420})
 	}
 	return fmt.Errorf("codec: unknown format %q", format)
 }
 
-// overWhite composes m over an opaque white background. An opaque m is returned as the
-// *image.RGBA of the same bytes (straight and premultiplied alpha agree at 255), which
-// image/jpeg encodes on its fast path, not pixel by pixel through At.
-func overWhite(m *image.NRGBA) image.Image {
-	if m.Opaque() {
-		return &image.RGBA{Pix: m.Pix, Stride: m.Stride, Rect: m.Rect}
+// overWhite composes m over an opaque white background. An opaque NRGBA is returned as the
+// *image.RGBA of the same bytes (straight and premultiplied alpha agree at 255) and a YCbCr
+// as it is, both of which image/jpeg encodes on its fast paths, not pixel by pixel through At.
+func overWhite(m image.Image) image.Image {
+	switch t := m.(type) {
+	case *image.YCbCr:
+		return t
+	case *image.NRGBA:
+		if t.Opaque() {
+			return &image.RGBA{Pix: t.Pix, Stride: t.Stride, Rect: t.Rect}
+		}
 	}
 	dst := image.NewRGBA(m.Bounds())
 	draw.Draw(dst, dst.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
 	draw.Draw(dst, dst.Bounds(), m, m.Bounds().Min, draw.Over)
 	return dst
+}
+
+// straight answers m as an *image.NRGBA (image/draw converts a YCbCr on its fast path).
+func straight(m image.Image) image.Image {
+	if _, ok := m.(*image.YCbCr); !ok {
+		return m
+	}
+	dst := image.NewNRGBA(m.Bounds())
+	draw.Draw(dst, dst.Bounds(), m, m.Bounds().Min, draw.Src)
+	return dst
+}
+
+// Full-range (JFIF) YCbCr to the studio range libwebp's YUV input is (BT.601: luma 16-235,
+// chroma 16-240 around 128), the same conversion WebPPictureImportRGBA makes of RGB.
+var lumaStudio, chromaStudio = func() (l, c [256]uint8) {
+	for i := range 256 {
+		l[i] = uint8((i*219+255/2)/255 + 16)
+		c[i] = uint8(128 + int(math.Round(float64(i-128)*224/255)))
+	}
+	return
+}()
+
+// webpYUV lays y out as gen2brain/webp takes YUV 4:2:0: one buffer of the luma plane, the two
+// chroma planes and an opaque alpha plane (libwebp writes no alpha when it is all 255), without
+// row padding, in libwebp's studio range.
+func webpYUV(y *image.YCbCr) *image.NYCbCrA {
+	b := y.Rect
+	out := image.NewNYCbCrA(image.Rectangle{Max: b.Size()}, image.YCbCrSubsampleRatio420)
+	w, h := b.Dx(), b.Dy()
+	for r := range h {
+		src := y.Y[y.YOffset(b.Min.X, b.Min.Y+r):][:w]
+		dst := out.Y[r*out.YStride:][:w]
+		for i, v := range src {
+			dst[i] = lumaStudio[v]
+		}
+	}
+	for r := range (h + 1) / 2 {
+		o := y.COffset(b.Min.X, b.Min.Y+2*r)
+		for i := range out.CStride {
+			out.Cb[r*out.CStride+i] = chromaStudio[y.Cb[o+i]]
+			out.Cr[r*out.CStride+i] = chromaStudio[y.Cr[o+i]]
+		}
+	}
+	for i := range out.A {
+		out.A[i] = 255
+	}
+	return out
 }

@@ -1,0 +1,255 @@
+package files
+
+import (
+	"image"
+	"math"
+)
+
+// A JPEG decodes to *image.YCbCr: a full-size luma plane and two chroma planes, a quarter of
+// its pixels each at 4:2:0. Its opaque variants are rendered on those planes (renderYCbCr)
+// instead of on the crop converted to premultiplied RGBA: the filter reads 1.5 samples a pixel
+// instead of 4, there is no colour conversion before it or unpremultiplying after it, and the
+// result is the *image.YCbCr that image/jpeg encodes on its fast path and libwebp takes as
+// its native YUV 4:2:0 input (codec.Codecs).
+
+// plane is one channel of 8-bit samples: w x h, rows stride bytes apart.
+type plane struct {
+	pix    []byte
+	stride int
+	w, h   int
+}
+
+// axis maps the output samples of one axis to the source: output sample i's centre is the
+// source coordinate c0 + i*step (source sample j's centre is j + 0.5), its filter reads only
+// source samples in [lo, hi).
+type axis struct {
+	lo, hi   int
+	c0, step float64
+	n        int
+}
+
+// catmullRomAxis lays the Catmull-Rom filter out for a: as catmullRomKernel, widened by the
+// reduction (step) when it is above 1, with the taps clamped to [lo, hi) and renormalised.
+func catmullRomAxis(a axis) kernel {
+	width := max(1, a.step)
+	radius := 2 * width
+	k := kernel{start: make([]int, a.n), w: make([][]int32, a.n)}
+	fw := make([]float64, 0, int(2*radius)+3)
+	for i := range a.n {
+		c := a.c0 + float64(i)*a.step
+		lo := min(max(a.lo, int(math.Floor(c-radius))), a.hi-1)
+		hi := max(min(a.hi, int(math.Ceil(c+radius))), lo+1)
+		fw = fw[:0]
+		sum := 0.0
+		for j := lo; j < hi; j++ {
+			x := math.Abs((float64(j) + 0.5 - c) / width)
+			var v float64
+			switch {
+			case x < 1:
+				v = (1.5*x-2.5)*x*x + 1
+			case x < 2:
+				v = ((-0.5*x+2.5)*x-4)*x + 2
+			}
+			fw = append(fw, v)
+			sum += v
+		}
+		w := make([]int32, len(fw))
+		if sum == 0 { // the centre lies outside [lo, hi): the nearest sample
+			w[min(max(0, int(c)-lo), len(w)-1)] = 1 << weightBits
+			k.start[i], k.w[i] = lo, w
+			continue
+		}
+		var total, big int32
+		for j, v := range fw {
+			w[j] = int32(math.Round(v / sum * (1 << weightBits)))
+			total += w[j]
+			if w[j] > w[big] {
+				big = int32(j)
+			}
+		}
+		w[big] += 1<<weightBits - total
+		k.start[i], k.w[i] = lo, w
+	}
+	return k
+}
+
+// shrinkAxes averages whole k x k blocks of src's part [x.lo, x.hi) x [y.lo, y.hi) first
+// when both reductions are 4 or more (k the whole factor leaving at least twice the output's
+// samples, as boxShrink), and answers the plane and axes the filter then reads.
+func shrinkAxes(src plane, x, y axis) (plane, axis, axis) {
+	k := int(min(x.step, y.step) / 2)
+	if k < 2 {
+		return src, x, y
+	}
+	w, h := (x.hi-x.lo+k-1)/k, (y.hi-y.lo+k-1)/k
+	dst := plane{pix: make([]byte, w*h), stride: w, w: w, h: h}
+	sums := make([]uint32, w)
+	for oy := range h {
+		y0 := y.lo + oy*k
+		rows := min(k, y.hi-y0)
+		clear(sums)
+		for yy := y0; yy < y0+rows; yy++ {
+			row := src.pix[yy*src.stride+x.lo : yy*src.stride+x.hi]
+			for ox := range w {
+				var s uint32
+				for _, v := range row[ox*k : min(len(row), (ox+1)*k)] {
+					s += uint32(v)
+				}
+				sums[ox] += s
+			}
+		}
+		out := dst.pix[oy*w : oy*w+w]
+		for ox := range w {
+			n := uint32(rows * min(k, x.hi-x.lo-ox*k))
+			out[ox] = uint8((sums[ox] + n/2) / n)
+		}
+	}
+	shrunk := func(a axis, n int) axis {
+		return axis{lo: 0, hi: n, c0: (a.c0 - float64(a.lo)) / float64(k), step: a.step / float64(k), n: a.n}
+	}
+	return dst, shrunk(x, w), shrunk(y, h)
+}
+
+// resamplePlane filters src to x.n x y.n samples along the two axes (after shrinkAxes), rows
+// first then columns, in the fixed point of resample.
+func resamplePlane(src plane, x, y axis) plane {
+	src, x, y = shrinkAxes(src, x, y)
+	kx, ky := catmullRomAxis(x), catmullRomAxis(y)
+	// Rows first: only the source rows the column pass reads.
+	r0 := ky.start[0]
+	r1 := r0
+	for i, w := range ky.w {
+		r1 = max(r1, ky.start[i]+len(w))
+	}
+	w, h := x.n, y.n
+	mid := make([]byte, w*(r1-r0))
+	for yy := r0; yy < r1; yy++ {
+		row := src.pix[yy*src.stride : yy*src.stride+src.w]
+		out := mid[(yy-r0)*w : (yy-r0)*w+w]
+		for i := range out {
+			ws := kx.w[i]
+			p := row[kx.start[i] : kx.start[i]+len(ws)]
+			var s int32
+			for j, wt := range ws {
+				s += wt * int32(p[j])
+			}
+			out[i] = clampByte(s)
+		}
+	}
+	dst := plane{pix: make([]byte, w*h), stride: w, w: w, h: h}
+	acc := make([]int32, w)
+	for oy := range h {
+		clear(acc)
+		for j, wt := range ky.w[oy] {
+			row := mid[(ky.start[oy]+j-r0)*w : (ky.start[oy]+j-r0)*w+w]
+			sums := acc[:len(row)]
+			for i, v := range row {
+				sums[i] += wt * int32(v)
+			}
+		}
+		out := dst.pix[oy*w : oy*w+w]
+		for i, v := range acc {
+			out[i] = clampByte(v)
+		}
+	}
+	return dst
+}
+
+// orientPlane turns a plane upright for EXIF orientation o (as orient).
+func orientPlane(p plane, o int) plane {
+	if o < 2 || o > 8 {
+		return p
+	}
+	w, h := p.w, p.h
+	dw, dh := w, h
+	if o >= 5 {
+		dw, dh = h, w
+	}
+	out := plane{pix: make([]byte, dw*dh), stride: dw, w: dw, h: dh}
+	for y := range h {
+		row := p.pix[y*p.stride : y*p.stride+w]
+		for x, v := range row {
+			var dx, dy int
+			switch o {
+			case 2:
+				dx, dy = w-1-x, y
+			case 3:
+				dx, dy = w-1-x, h-1-y
+			case 4:
+				dx, dy = x, h-1-y
+			case 5:
+				dx, dy = y, x
+			case 6:
+				dx, dy = h-1-y, x
+			case 7:
+				dx, dy = h-1-y, w-1-x
+			case 8:
+				dx, dy = y, w-1-x
+			}
+			out.pix[dy*dw+dx] = v
+		}
+	}
+	return out
+}
+
+// chromaFactors is how many luma samples one chroma sample spans across and down.
+func chromaFactors(r image.YCbCrSubsampleRatio) (int, int, bool) {
+	switch r {
+	case image.YCbCrSubsampleRatio444:
+		return 1, 1, true
+	case image.YCbCrSubsampleRatio422:
+		return 2, 1, true
+	case image.YCbCrSubsampleRatio420:
+		return 2, 2, true
+	case image.YCbCrSubsampleRatio440:
+		return 1, 2, true
+	case image.YCbCrSubsampleRatio411:
+		return 4, 1, true
+	case image.YCbCrSubsampleRatio410:
+		return 4, 2, true
+	}
+	return 0, 0, false
+}
+
+// renderYCbCr is render for an opaque YCbCr source whose variant has no padding: the luma and
+// chroma planes are cropped and filtered apart (the chroma planes sampled at the output's
+// 4:2:0 positions), turned upright, and answered as a 4:2:0 *image.YCbCr. ok is false when it
+// does not apply (padding, an unusual layout): render takes the RGBA path then.
+func renderYCbCr(src *image.YCbCr, o int, s Spec) (*image.YCbCr, bool) {
+	hx, hy, known := chromaFactors(src.SubsampleRatio)
+	b := src.Bounds()
+	if !known || b.Min != (image.Point{}) {
+		return nil, false
+	}
+	sw, sh := b.Dx(), b.Dy()
+	if o >= 5 {
+		sw, sh = sh, sw
+	}
+	l := plan(sw, sh, s)
+	if l.at != (image.Point{}) || l.canvas != image.Pt(l.scaleW, l.scaleH) {
+		return nil, false
+	}
+	r := storedRect(o, b.Dx(), b.Dy(), l.crop)
+	tw, th := l.scaleW, l.scaleH
+	if o >= 5 {
+		tw, th = th, tw
+	}
+	sx, sy := float64(r.Dx())/float64(tw), float64(r.Dy())/float64(th)
+	luma := plane{pix: src.Y, stride: src.YStride, w: b.Dx(), h: b.Dy()}
+	y := resamplePlane(luma,
+		axis{lo: r.Min.X, hi: r.Max.X, c0: float64(r.Min.X) + sx/2, step: sx, n: tw},
+		axis{lo: r.Min.Y, hi: r.Max.Y, c0: float64(r.Min.Y) + sy/2, step: sy, n: th})
+	// Output chroma sample i spans output luma 2i and 2i+1: its centre is output luma 2i+1,
+	// source luma r.Min + (2i+1)*scale, and in source chroma that over the chroma factor.
+	cw, ch := (tw+1)/2, (th+1)/2
+	cx := axis{lo: r.Min.X / hx, hi: (r.Max.X + hx - 1) / hx, c0: (float64(r.Min.X) + sx) / float64(hx), step: 2 * sx / float64(hx), n: cw}
+	cy := axis{lo: r.Min.Y / hy, hi: (r.Max.Y + hy - 1) / hy, c0: (float64(r.Min.Y) + sy) / float64(hy), step: 2 * sy / float64(hy), n: ch}
+	scw, sch := (b.Dx()+hx-1)/hx, (b.Dy()+hy-1)/hy
+	cb := resamplePlane(plane{pix: src.Cb, stride: src.CStride, w: scw, h: sch}, cx, cy)
+	cr := resamplePlane(plane{pix: src.Cr, stride: src.CStride, w: scw, h: sch}, cx, cy)
+	y, cb, cr = orientPlane(y, o), orientPlane(cb, o), orientPlane(cr, o)
+	return &image.YCbCr{
+		Y: y.pix, Cb: cb.pix, Cr: cr.pix, YStride: y.stride, CStride: cb.stride,
+		SubsampleRatio: image.YCbCrSubsampleRatio420, Rect: image.Rect(0, 0, y.w, y.h),
+	}, true
+}

@@ -1,0 +1,155 @@
+package files
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"os"
+	"testing"
+
+	xdraw "golang.org/x/image/draw"
+	"golang.org/x/image/webp"
+
+	"github.com/gatehouse-dev/gatehouse/products/files/codec"
+)
+
+// channelDiff is the mean and the largest absolute difference of two images' R, G and B over
+// a's bounds (b at least as large).
+func channelDiff(a, b image.Image) (mean float64, worst int) {
+	ab, bb := a.Bounds(), b.Bounds()
+	total, n := 0, 0
+	for y := range ab.Dy() {
+		for x := range ab.Dx() {
+			c1 := color.NRGBAModel.Convert(a.At(ab.Min.X+x, ab.Min.Y+y)).(color.NRGBA)
+			c2 := color.NRGBAModel.Convert(b.At(bb.Min.X+x, bb.Min.Y+y)).(color.NRGBA)
+			for _, d := range []int{int(c1.R) - int(c2.R), int(c1.G) - int(c2.G), int(c1.B) - int(c2.B)} {
+				d = max(d, -d)
+				total, worst = total+d, max(worst, d)
+				n++
+			}
+		}
+	}
+	return float64(total) / float64(n), worst
+}
+
+// A JPEG's variant rendered on its YCbCr planes has the pixels of the RGBA path (the
+// reference): every fit without padding, odd sizes, a crop, EXIF orientation (rotated.jpg),
+// a 4:4:4 JPEG, and a large original that is box-shrunk first.
+func TestRenderYCbCr(t *testing.T) {
+	t.Parallel()
+	read := func(path string) []byte {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	photo := read("testdata/photos/photo.jpg")
+	m, err := jpeg.Decode(bytes.NewReader(photo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reencode := func(w, h, q int) []byte { // photo.jpg scaled to w x h, as a JPEG
+		big := image.NewRGBA(image.Rect(0, 0, w, h))
+		xdraw.CatmullRom.Scale(big, big.Bounds(), m, m.Bounds(), xdraw.Src, nil)
+		var buf bytes.Buffer
+		if err := jpeg.Encode(&buf, big, &jpeg.Options{Quality: q}); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	large := reencode(2560, 1600, 90)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		spec Spec
+	}{
+		{"cover 100x100", photo, Spec{Width: 100, Height: 100, Fit: "cover"}},
+		{"cover 320x320", photo, Spec{Width: 320, Height: 320, Fit: "cover"}},
+		{"inside 480", photo, Spec{Width: 480, Fit: "inside"}},
+		{"inside odd", photo, Spec{Width: 333, Height: 101, Fit: "inside"}},
+		{"cover odd", photo, Spec{Width: 37, Height: 51, Fit: "cover"}},
+		{"cover larger than the source", photo, Spec{Width: 1000, Height: 99, Fit: "cover"}},
+		{"contain without padding", photo, Spec{Width: 160, Height: 100, Fit: "contain"}},
+		{"rotated cover", read("testdata/photos/rotated.jpg"), Spec{Width: 90, Height: 60, Fit: "cover"}},
+		{"rotated inside", read("testdata/photos/rotated.jpg"), Spec{Width: 121, Fit: "inside"}},
+		{"large cover", large, Spec{Width: 100, Height: 100, Fit: "cover"}},
+		{"large inside", large, Spec{Width: 480, Fit: "inside"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := decodeSource(tc.data, "image/jpeg", 40<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := Orientation(tc.data, "image/jpeg")
+			got, ok := renderYCbCr(src.(*image.YCbCr), o, tc.spec)
+			if !ok {
+				t.Fatal("the YCbCr path refused a variant without padding")
+			}
+			want := renderRGBA(src, o, tc.spec)
+			if got.Bounds() != want.Bounds() {
+				t.Fatalf("bounds %v, the RGBA path's %v", got.Bounds(), want.Bounds())
+			}
+			mean, worst := channelDiff(got, want)
+			t.Logf("%v: %.2f per channel, up to %d", got.Bounds().Size(), mean, worst)
+			if mean > 1.2 || worst > 16 {
+				t.Errorf("differs from the RGBA path by %.2f per channel (up to %d)", mean, worst)
+			}
+		})
+	}
+	src, err := decodeSource(photo, "image/jpeg", 40<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := renderYCbCr(src.(*image.YCbCr), 1, Spec{Width: 100, Height: 100, Fit: "contain"}); ok {
+		t.Error("the YCbCr path took a variant with padding")
+	}
+}
+
+// The WebP of a YCbCr variant (libwebp's YUV input, studio range) decodes to the colours of the
+// WebP of the same pixels as RGBA (libwebp's own conversion), and JPEG's to the JPEG's.
+func TestEncodeYCbCr(t *testing.T) {
+	t.Parallel()
+	photo, err := os.ReadFile("testdata/photos/photo.jpg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := decodeSource(photo, "image/jpeg", 40<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []Spec{{Width: 320, Height: 320, Fit: "cover"}, {Width: 101, Height: 77, Fit: "cover"}} {
+		y, ok := renderYCbCr(src.(*image.YCbCr), 1, spec)
+		if !ok {
+			t.Fatal("no YCbCr path")
+		}
+		rgba := image.NewNRGBA(y.Bounds())
+		xdraw.Draw(rgba, rgba.Bounds(), y, image.Point{}, xdraw.Src)
+		for _, format := range []string{"webp", "jpeg", "png", "avif"} {
+			var a, b bytes.Buffer
+			if err := (codec.Codecs{}).Encode(&a, y, format, 90); err != nil {
+				t.Fatal(err)
+			}
+			if err := (codec.Codecs{}).Encode(&b, rgba, format, 90); err != nil {
+				t.Fatal(err)
+			}
+			if format != "webp" {
+				continue // encoded without error; their decoders are checked by the variant tests
+			}
+			ma, err := webp.Decode(bytes.NewReader(a.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mb, err := webp.Decode(bytes.NewReader(b.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mean, worst := channelDiff(ma, mb)
+			t.Logf("%v: WebP %.2f per channel, up to %d", spec, mean, worst)
+			if mean > 1.5 {
+				t.Errorf("%v: the WebP of the planes differs from the WebP of RGBA by %.2f per channel", spec, mean)
+			}
+		}
+	}
+}
