@@ -262,7 +262,8 @@ type Files struct {
 	// variant is made of; a larger one answers 422 VARIANT_TOO_LARGE (decisions.md 9.3).
 	VariantMaxPixels int `json:"variant_max_pixels"`
 	// VariantMemoryMB bounds the decoded pixels of the variant builds running at once, all
-	// projects together; a build that does not fit waits, then answers 503.
+	// projects together; a build that does not fit waits, then answers 503. 0 derives it from
+	// the memory budget (edge/membudget: a fifth, 80 to 256 MB).
 	VariantMemoryMB int `json:"variant_memory_mb"`
 }
 
@@ -318,7 +319,7 @@ func Default() Config {
 		ReadTimeout:     Duration(30 * time.Second),
 		Storage:         Storage{Backend: BackendBadger, SyncWrites: true},
 		Email:           Email{Transport: "outbox", Concurrency: 4, SMTP: SMTP{Port: 587, TLS: "starttls"}},
-		Files:           Files{Backend: "local", S3: S3{Region: "us-east-1", UseSSL: true}, VariantMaxPixels: 40_000_000, VariantMemoryMB: 256},
+		Files:           Files{Backend: "local", S3: S3{Region: "us-east-1", UseSSL: true}, VariantMaxPixels: 40_000_000},
 		Captcha: Captcha{
 			Turnstile: Provider{VerifyURL: "https://challenges.cloudflare.com/turnstile/v0/siteverify"},
 			HCaptcha:  Provider{VerifyURL: "https://api.hcaptcha.com/siteverify"},
@@ -512,8 +513,11 @@ func (c *Config) Validate() error {
 	if c.Files.Backend != "local" && c.Files.Backend != "s3" {
 		errs = append(errs, fmt.Errorf("files.backend must be local or s3, not %q", c.Files.Backend))
 	}
-	if c.Files.VariantMaxPixels <= 0 || c.Files.VariantMemoryMB <= 0 {
-		errs = append(errs, errors.New("files.variant_max_pixels and files.variant_memory_mb must be positive"))
+	if c.Files.VariantMaxPixels <= 0 {
+		errs = append(errs, errors.New("files.variant_max_pixels must be positive"))
+	}
+	if c.Files.VariantMemoryMB < 0 {
+		errs = append(errs, fmt.Errorf("files.variant_memory_mb must not be negative (0 derives it from the memory budget), not %d", c.Files.VariantMemoryMB))
 	}
 	for _, k := range []struct {
 		name string

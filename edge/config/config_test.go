@@ -81,6 +81,15 @@ func TestStorageKnobsComeFromTheBudget(t *testing.T) {
 	if got := knobs(shipped.Storage); got != (Storage{}) {
 		t.Errorf("configs/gatehouse.yaml's knobs = %+v, want 0 (the budget's shares)", got)
 	}
+	// files.variant_memory_mb too: 0 takes the budget's share (edge/membudget's VariantsMB).
+	if d, s := Default().Files.VariantMemoryMB, shipped.Files.VariantMemoryMB; d != 0 || s != 0 {
+		t.Errorf("files.variant_memory_mb: Default %d, shipped %d, want 0 (the budget's share)", d, s)
+	}
+	explicit := Default()
+	explicit.Files.VariantMemoryMB = 512
+	if err := explicit.Validate(); err != nil {
+		t.Errorf("an explicit files.variant_memory_mb was refused: %v", err)
+	}
 }
 
 func TestValidate(t *testing.T) {
@@ -96,6 +105,7 @@ func TestValidate(t *testing.T) {
 		{"asset_host", func(c *Config) { c.AssetHost = "cdn" }},
 		{"storage.memtable_mb", func(c *Config) { c.Storage.MemTableMB = -1 }},
 		{"max_procs", func(c *Config) { c.MaxProcs = -1 }},
+		{"files.variant_memory_mb", func(c *Config) { c.Files.VariantMemoryMB = -1 }},
 	} {
 		c := Default()
 		tc.edit(&c)

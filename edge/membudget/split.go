@@ -22,6 +22,9 @@ type Shares struct {
 	// MappedMB bounds the file-backed RSS (the binary's pages and the store's mapped files)
 	// past which edge/memtrim drops the process's mappings of the data folder's files.
 	MappedMB int
+	// VariantsMB bounds the image variant builds running at once (files.variant_memory_mb),
+	// made in the variant worker process (variants.go).
+	VariantsMB int
 }
 
 // hotRecordBytes is what one decoded record of the benchmark's posts holds in the hot cache
@@ -33,7 +36,8 @@ const hotRecordBytes = 1400
 // to 64 MB: a transaction may hold about 15% of one, and the tenants document applies in one;
 // past 8 MB each flush grows pooled table builders that badger keeps, see store.Options), a quarter to plugins (at least 64 MB: two projects' guests), a quarter (at least 48 MB,
 // at most half) to the mapped files (the binary's code and the store's tables the process keeps
-// mapped), the rest to the Go heap (the Go memory limit); what the caches leave of it (about a
+// mapped), a fifth to the variant builds of the worker process (80 to 256 MB, variants.go),
+// the rest to the Go heap (the Go memory limit); what the caches leave of it (about a
 // third) is the working memory of requests, the collector's headroom and the title index.
 func (b Budget) Split() Shares {
 	mb := b.MB
@@ -48,6 +52,7 @@ func (b Budget) Split() Shares {
 		HotRecords:     max(mb/10, 4) << 20 / hotRecordBytes,
 		PluginsMB:      max(mb/4, 64),
 		MappedMB:       mapped,
+		VariantsMB:     variantsMB(mb),
 	}
 }
 
@@ -70,6 +75,7 @@ func Register(reg prometheus.Registerer, b Budget, s Shares) {
 	}{
 		{"badger_block_cache", s.BlockCacheMB}, {"badger_index_cache", s.IndexCacheMB},
 		{"badger_memtables", s.MemTableMB * s.NumMemtables}, {"plugins", s.PluginsMB}, {"mapped_files", s.MappedMB},
+		{"variants", s.VariantsMB},
 	} {
 		bound.WithLabelValues(p.name).Set(float64(int64(p.mb) << 20))
 	}

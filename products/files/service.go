@@ -20,6 +20,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/edge/apierr"
 	"github.com/gatehouse-dev/gatehouse/edge/apitime"
 	"github.com/gatehouse-dev/gatehouse/edge/blob"
+	"github.com/gatehouse-dev/gatehouse/edge/membudget"
 	"github.com/gatehouse-dev/gatehouse/edge/store"
 	"github.com/gatehouse-dev/gatehouse/edge/tenantcache"
 	"github.com/gatehouse-dev/gatehouse/products/files/codec"
@@ -48,7 +49,8 @@ type Options struct {
 	VariantSigner *VariantSigner
 	// VariantMaxPixels is the largest source a variant is made of (40 MP when <= 0).
 	VariantMaxPixels int
-	// VariantMemoryMB bounds the builds running at once (256 MB when <= 0).
+	// VariantMemoryMB bounds the builds running at once (256 MB when <= 0; the gateway derives
+	// it from its memory budget, edge/membudget).
 	VariantMemoryMB int
 	// VariantSlots is how many builds run at once (the CPUs, at most 4, when <= 0: serve runs
 	// more Go processors than cores, procs.go, and a build keeps a core busy).
@@ -125,7 +127,7 @@ func NewService(o Options) (*Service, error) {
 	s.enc = o.Encoder
 	s.sources = newSources(keep)
 	if len(o.VariantWorker) > 0 {
-		s.workers = newWorkers(o.VariantWorker, o.VariantSlots, keep, s.log)
+		s.workers = newWorkers(o.VariantWorker, o.VariantSlots, keep, budget+membudget.WorkerBaseMB<<20, s.log)
 	}
 	s.m = newMetrics(o.Registerer, s.pool)
 	return s, nil

@@ -169,6 +169,7 @@ type workers struct {
 	argv  []string
 	lanes int
 	keep  int64 // bytes of recent decodes the process keeps (sources)
+	limit int64 // the process's Go memory limit (GOMEMLIMIT): its builds and its base
 	log   *slog.Logger
 
 	mu     sync.Mutex
@@ -190,8 +191,8 @@ type lane struct {
 	dec *gob.Decoder
 }
 
-func newWorkers(argv []string, lanes int, keep int64, log *slog.Logger) *workers {
-	return &workers{argv: argv, lanes: max(1, lanes), keep: keep, log: log}
+func newWorkers(argv []string, lanes int, keep, limit int64, log *slog.Logger) *workers {
+	return &workers{argv: argv, lanes: max(1, lanes), keep: keep, limit: limit, log: log}
 }
 
 var errWorkersClosed = errors.New("files: the variant workers are closed")
@@ -313,6 +314,9 @@ func (ws *workers) start() (*workerProc, error) {
 	argv := append(append([]string{}, ws.argv...), strconv.Itoa(ws.lanes), strconv.FormatInt(ws.keep, 10))
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.ExtraFiles = theirs
+	// Its collector works harder as it nears its bound instead of letting garbage grow to
+	// twice what its builds hold (the last GOMEMLIMIT in the environment wins).
+	p.cmd.Env = append(os.Environ(), "GOMEMLIMIT="+strconv.FormatInt(ws.limit, 10))
 	p.cmd.Stdout, p.cmd.Stderr = os.Stderr, os.Stderr
 	err := startNiced(p.cmd, workerNice)
 	closeAll(theirs)

@@ -16,21 +16,18 @@ import (
 // GOMEMLIMIT, else 90% of the cgroup's limit, else the default), sets it as the Go memory
 // limit (GOMEMLIMIT, when it is the source, is already in force), and splits it among the
 // caches: a memory key the configuration sets (storage.block_cache_mb, index_cache_mb,
-// memtable_mb, num_memtables, plugins.memory_budget_mb) wins over its share, one left at 0
-// takes it. The returned configuration has every such key filled in.
+// memtable_mb, num_memtables, plugins.memory_budget_mb, files.variant_memory_mb) wins over
+// its share, one left at 0 takes it. The returned configuration has every such key filled in.
 func memoryBudget(cfg config.Config, log *slog.Logger) (config.Config, membudget.Budget, membudget.Shares, error) {
 	b, err := membudget.Resolve(membudget.System(cfg.MemoryLimitMB))
 	if err != nil {
 		return cfg, b, membudget.Shares{}, err
 	}
 	sh := b.Split()
-	if b.Source != membudget.FromEnv {
-		debug.SetMemoryLimit(sh.GoLimitBytes)
-	}
 	for _, p := range []struct{ key, share *int }{
 		{&cfg.Storage.BlockCacheMB, &sh.BlockCacheMB}, {&cfg.Storage.IndexCacheMB, &sh.IndexCacheMB},
 		{&cfg.Storage.MemTableMB, &sh.MemTableMB}, {&cfg.Storage.NumMemtables, &sh.NumMemtables},
-		{&cfg.Plugins.MemoryBudgetMB, &sh.PluginsMB},
+		{&cfg.Plugins.MemoryBudgetMB, &sh.PluginsMB}, {&cfg.Files.VariantMemoryMB, &sh.VariantsMB},
 	} {
 		if *p.key > 0 {
 			*p.share = *p.key
@@ -38,10 +35,16 @@ func memoryBudget(cfg config.Config, log *slog.Logger) (config.Config, membudget
 			*p.key = *p.share
 		}
 	}
+	// The variant worker process shares a cgroup's limit: its bound comes out of the Go limit.
+	sh = sh.ShareWithWorker(b)
+	if b.Source != membudget.FromEnv {
+		debug.SetMemoryLimit(sh.GoLimitBytes)
+	}
 	log.Info("memory budget", "mb", b.MB, "source", b.Source, "cgroup_limit_mb", b.CgroupMB,
 		"block_cache_mb", sh.BlockCacheMB, "index_cache_mb", sh.IndexCacheMB, "memtable_mb", sh.MemTableMB,
 		"num_memtables", sh.NumMemtables, "records_read_cache_mb", sh.ReadCacheBytes>>20,
-		"hot_records", sh.HotRecords, "plugins_mb", sh.PluginsMB, "mapped_files_mb", sh.MappedMB)
+		"hot_records", sh.HotRecords, "plugins_mb", sh.PluginsMB, "mapped_files_mb", sh.MappedMB,
+		"variants_mb", sh.VariantsMB, "go_limit_mb", sh.GoLimitBytes>>20)
 	return cfg, b, sh, nil
 }
 

@@ -3,11 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/edge/config"
 )
 
 // cgroupLimit512 makes a cgroup limited to 512 MB for the test (v2 when the machine mounts
@@ -56,8 +60,10 @@ func TestCgroupDerivedMemoryLimit(t *testing.T) {
 	const want = 460 << 20 // 90% of 512 MB
 	for _, line := range []string{
 		fmt.Sprintf(`gatehouse_memory_budget_bytes{source="cgroup"} %g`, float64(want)),
-		// The Go heap gets the budget less the mapped files' quarter.
-		fmt.Sprintf(`go_gc_gomemlimit_bytes %g`, float64(want-want/4>>20<<20)),
+		// The Go heap gets the budget less the mapped files' quarter and the variant worker's
+		// bound (a fifth of the budget, 92 MB, and its base), which shares the cgroup.
+		fmt.Sprintf(`go_gc_gomemlimit_bytes %g`, float64(want-want/4>>20<<20-(92+24)<<20)),
+		fmt.Sprintf(`gatehouse_memory_bound_bytes{part="variants"} %g`, float64(92<<20)),
 		fmt.Sprintf(`gatehouse_memory_bound_bytes{part="badger_block_cache"} %g`, float64(want/10>>20<<20)),
 	} {
 		if !strings.Contains(string(raw), line+"\n") {
@@ -86,9 +92,33 @@ func TestMetricsShowWhatEachPartHolds(t *testing.T) {
 		`gatehouse_memory_used_bytes{part="title_index"}`,
 		`gatehouse_memory_used_records{part="records_hot"}`,
 		`gatehouse_memory_bound_bytes{part="badger_memtables"}`,
+		`gatehouse_memory_bound_bytes{part="variants"}`,
 	} {
 		if !strings.Contains(string(raw), series+" ") {
 			t.Errorf("/metrics lacks %s", series)
+		}
+	}
+}
+
+// files.variant_memory_mb: left at 0 it takes the budget's share (a fifth, at least 80 MB),
+// set it wins; either way the returned configuration carries it and the shares show it.
+func TestVariantMemoryFromTheBudget(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // memoryBudget sets the process's limit
+	for _, tc := range []struct {
+		budgetMB, configured, want int
+	}{
+		{200, 0, 80},
+		{1000, 0, 200},
+		{200, 300, 300},
+	} {
+		cfg := config.Default()
+		cfg.MemoryLimitMB, cfg.Files.VariantMemoryMB = tc.budgetMB, tc.configured
+		got, _, sh, err := memoryBudget(cfg, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Files.VariantMemoryMB != tc.want || sh.VariantsMB != tc.want {
+			t.Errorf("budget %d MB, variant_memory_mb %d: config %d, share %d, want %d", tc.budgetMB, tc.configured, got.Files.VariantMemoryMB, sh.VariantsMB, tc.want)
 		}
 	}
 }
