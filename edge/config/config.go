@@ -263,7 +263,7 @@ type Files struct {
 	VariantMaxPixels int `json:"variant_max_pixels"`
 	// VariantMemoryMB bounds the decoded pixels of the variant builds running at once, all
 	// projects together; a build that does not fit waits, then answers 503. 0 derives it from
-	// the memory budget (edge/membudget: a fifth, 80 to 256 MB).
+	// the memory budget (edge/membudget: a fifth, 96 to 256 MB).
 	VariantMemoryMB int `json:"variant_memory_mb"`
 }
 

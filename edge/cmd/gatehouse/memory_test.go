@@ -61,9 +61,9 @@ func TestCgroupDerivedMemoryLimit(t *testing.T) {
 	for _, line := range []string{
 		fmt.Sprintf(`gatehouse_memory_budget_bytes{source="cgroup"} %g`, float64(want)),
 		// The Go heap gets the budget less the mapped files' quarter and the variant worker's
-		// bound (a fifth of the budget, 92 MB, and its base), which shares the cgroup.
-		fmt.Sprintf(`go_gc_gomemlimit_bytes %g`, float64(want-want/4>>20<<20-(92+24)<<20)),
-		fmt.Sprintf(`gatehouse_memory_bound_bytes{part="variants"} %g`, float64(92<<20)),
+		// bound (a fifth of the budget, 96 MB at least, and its base), which shares the cgroup.
+		fmt.Sprintf(`go_gc_gomemlimit_bytes %g`, float64(want-want/4>>20<<20-(96+24)<<20)),
+		fmt.Sprintf(`gatehouse_memory_bound_bytes{part="variants"} %g`, float64(96<<20)),
 		fmt.Sprintf(`gatehouse_memory_bound_bytes{part="badger_block_cache"} %g`, float64(want/10>>20<<20)),
 	} {
 		if !strings.Contains(string(raw), line+"\n") {
@@ -100,14 +100,14 @@ func TestMetricsShowWhatEachPartHolds(t *testing.T) {
 	}
 }
 
-// files.variant_memory_mb: left at 0 it takes the budget's share (a fifth, at least 80 MB),
+// files.variant_memory_mb: left at 0 it takes the budget's share (a fifth, at least 96 MB),
 // set it wins; either way the returned configuration carries it and the shares show it.
 func TestVariantMemoryFromTheBudget(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // memoryBudget sets the process's limit
 	for _, tc := range []struct {
 		budgetMB, configured, want int
 	}{
-		{200, 0, 80},
+		{200, 0, 96},
 		{1000, 0, 200},
 		{200, 300, 300},
 	} {
