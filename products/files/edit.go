@@ -147,6 +147,7 @@ func (s *Service) DeleteAsset(ctx context.Context, id string, visible func(org s
 	keys := []string{gone.StorageKey}
 	for _, b := range variants {
 		s.builtHot.Remove(id + "/" + b.Key)
+		s.open.forget(b.BlobKey)
 		keys = append(keys, b.BlobKey)
 	}
 	for _, k := range keys {

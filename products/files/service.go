@@ -78,6 +78,8 @@ type Service struct {
 
 	variants *tenantcache.Cache[*NamedVariant] // named variants by project and name
 	builtHot *lru.Cache[string, *Built]        // made variants by "<asset id>/<key>"
+	open     *openObjects                      // the objects of recently served variants
+	signed   *lru.Cache[string, Spec]          // ad-hoc segments verified, by "<project>/<asset id>/<segment>"
 	flight   singleflight.Group                // one build per variant at a time
 	pool     *buildPool
 	enc      Encoder
@@ -119,6 +121,8 @@ func NewService(o Options) (*Service, error) {
 	s.base = strings.TrimRight(o.AssetBase, "/")
 	s.variants = tenantcache.New[*NamedVariant](4096, "variant", "project")
 	s.builtHot, _ = lru.New[string, *Built](8192)
+	s.open = newOpenObjects(128)
+	s.signed, _ = lru.New[string, Spec](4096)
 	// An eighth of the variant memory keeps recent decodes (sources), the rest bounds the
 	// builds running at once.
 	budget := int64(o.VariantMemoryMB) << 20
@@ -133,8 +137,10 @@ func NewService(o Options) (*Service, error) {
 	return s, nil
 }
 
-// Close stops the variant worker processes (none when builds run in this process).
+// Close stops the variant worker processes (none when builds run in this process) and closes
+// the variants' objects kept open.
 func (s *Service) Close() error {
+	s.open.close()
 	if s.workers == nil {
 		return nil
 	}

@@ -62,9 +62,15 @@ func (s *Service) OpenVariant(ctx context.Context, r VariantRequest) (VariantAns
 	}
 	var spec Spec
 	if isAdHoc(r.Segment) {
+		// A verified segment stays good (the key never changes): two HMACs saved per request
+		// of a thumbnail served before. Only good ones are kept.
+		memo := a.Project + "/" + a.ID + "/" + r.Segment
 		var ok bool
-		if spec, ok = s.o.VariantSigner.Verify(a.Project, a.ID, r.Segment); !ok {
-			return VariantAnswer{}, ErrVariantNotSigned
+		if spec, ok = s.signed.Get(memo); !ok {
+			if spec, ok = s.o.VariantSigner.Verify(a.Project, a.ID, r.Segment); !ok {
+				return VariantAnswer{}, ErrVariantNotSigned
+			}
+			s.signed.Add(memo, spec)
 		}
 	} else if spec, err = s.namedVariant(ctx, a.Project, r.Segment); err != nil {
 		return VariantAnswer{}, err
@@ -91,7 +97,7 @@ func (s *Service) OpenVariant(ctx context.Context, r VariantRequest) (VariantAns
 		} else {
 			s.m.variantHits.Inc()
 		}
-		obj, err := s.o.Blobs.Open(ctx, b.BlobKey)
+		obj, err := s.open.open(b.BlobKey, func() (blob.Object, error) { return s.o.Blobs.Open(ctx, b.BlobKey) })
 		if errors.Is(err, blob.ErrNotFound) {
 			// The record outlived its bytes (removed by hand): forget it and build again.
 			s.dropBuilt(ctx, a.ID, key)

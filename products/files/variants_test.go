@@ -300,6 +300,7 @@ func TestVariantSignatures(t *testing.T) {
 		flip = "1"
 	}
 	seg := good[strings.Index(good, "/acme/")+6 : strings.Index(good, "/"+id)]
+	// The good segment was verified and remembered above: each of these is checked anew.
 	for _, tc := range []struct{ name, url string }{
 		{"wrong signature", good[:i] + flip + good[i+1:]},
 		{"missing signature", strings.Replace(good, seg, "w40_h40_cover_png_q50", 1)},
