@@ -174,7 +174,7 @@ func (s *Service) build(a *Asset, spec Spec, target, key string) (b *Built, err 
 	if int64(a.Width)*int64(a.Height) > int64(s.o.VariantMaxPixels) {
 		return nil, ErrVariantTooLarge
 	}
-	release, err := s.pool.acquire(ctx, a.Project, buildCost(a.Size, a.Width, a.Height, spec))
+	release, err := s.pool.acquire(ctx, a.Project, buildCost(a.Size, a.Width, a.Height, spec, s.sourceHalves(ctx, a)))
 	switch {
 	case errors.Is(err, errPoolTooBig):
 		return nil, ErrVariantTooLarge
@@ -243,6 +243,23 @@ func (s *Service) build(a *Asset, spec Spec, target, key string) (b *Built, err 
 	}
 	s.builtHot.Add(a.ID+"/"+key, b)
 	return b, nil
+}
+
+// headBytes is how much of an original sourceHalves reads: enough for the segments a camera
+// writes before a JPEG's frame header (EXIF with its thumbnail, ICC), beyond which the
+// estimate takes the most a pixel can hold.
+const headBytes = 128 << 10
+
+// sourceHalves reads the start of a's original for the estimate of its decoded size (the
+// largest when it cannot be read).
+func (s *Service) sourceHalves(ctx context.Context, a *Asset) int {
+	obj, err := s.openBlob(ctx, a.StorageKey)
+	if err != nil {
+		return 8
+	}
+	defer obj.Close()
+	head, _ := io.ReadAll(io.LimitReader(obj, headBytes))
+	return sourceHalves(head, a.MimeType)
 }
 
 // readOriginal reads the original's bytes (at most MaxFileSize).

@@ -46,6 +46,9 @@ func FuzzVariant(f *testing.F) {
 		if s.Width == 0 && s.Height == 0 {
 			s.Width = 1
 		}
+		if h := sourceHalves(data, mime); h < 2 || h > 16 {
+			t.Fatalf("sourceHalves = %d", h)
+		}
 		_, _, size, err := makeVariant(data, mime, s, "png", 1<<20, discard{})
 		if err != nil {
 			if !errors.Is(err, errUnreadable) && !errors.Is(err, ErrVariantTooLarge) {

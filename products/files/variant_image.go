@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -74,18 +75,61 @@ func plan(sw, sh int, s Spec) layout {
 }
 
 // buildCost estimates the bytes a build holds at once: the original's bytes, the decoded source
-// at 4 bytes a pixel, the crop converted to 4 bytes a pixel when it is not shrunk by blocks
-// first (render), the resampler's rows pass (the output's width by at most 4 times its
-// height, 4 bytes a pixel), and the output at 4 bytes a pixel three times (scaled, converted
-// for the encoder, the encoder's own copy).
-func buildCost(fileSize int64, sw, sh int, s Spec) int64 {
+// at halves/2 bytes a pixel (sourceHalves), the crop converted to 4 bytes a pixel when it is
+// not shrunk by blocks first (render), the resampler's rows pass (the output's width by at
+// most 4 times its height, 4 bytes a pixel), and the output at 4 bytes a pixel three times
+// (scaled, converted for the encoder, the encoder's own copy).
+func buildCost(fileSize int64, sw, sh int, s Spec, halves int) int64 {
 	l := plan(sw, sh, s)
-	cost := fileSize + int64(sw)*int64(sh)*4 + int64(l.scaleW)*int64(l.scaleH)*4*4 +
+	cost := fileSize + int64(sw)*int64(sh)*int64(halves)/2 + int64(l.scaleW)*int64(l.scaleH)*4*4 +
 		int64(l.canvas.X)*int64(l.canvas.Y)*4*3
 	if shrinkFactor(l.crop.Size(), l.scaleW, l.scaleH) < 2 {
 		cost += int64(l.crop.Dx()) * int64(l.crop.Dy()) * 4
 	}
 	return cost
+}
+
+// sourceHalves is twice the bytes a pixel the decoder's image of an original holds, read from
+// the start of its bytes (head) with its type's DecodeConfig: a JPEG's YCbCr at most 3 bytes
+// (4:4:4; 1.5 at the usual 4:2:0, which the header's colour model does not tell) and its
+// gray 1, a lossy WebP's 1.5 (always 4:2:0) or 2.5 with alpha, a paletted PNG's 1 and a
+// 16-bit one's 8 (a PNG's gray counts 4: with a transparent colour it decodes to RGBA);
+// CMYK, RGBA, a GIF (its frame may be drawn on an RGBA canvas) and a header that does not
+// read (cut short, malformed: the decode will say) 4.
+func sourceHalves(head []byte, mime string) int {
+	var cfg image.Config
+	var err error
+	r := bytes.NewReader(head)
+	switch mime {
+	case "image/jpeg":
+		cfg, err = jpeg.DecodeConfig(r)
+	case "image/png":
+		cfg, err = png.DecodeConfig(r)
+	case "image/webp":
+		cfg, err = webp.DecodeConfig(r)
+	default:
+		return 8
+	}
+	if err != nil {
+		return 8
+	}
+	m := cfg.ColorModel
+	_, paletted := m.(color.Palette)
+	switch {
+	case mime == "image/jpeg" && m == color.YCbCrModel:
+		return 6
+	case mime == "image/jpeg" && m == color.GrayModel:
+		return 2
+	case mime == "image/webp" && m == color.YCbCrModel:
+		return 3
+	case mime == "image/webp" && m == color.NYCbCrAModel:
+		return 5
+	case mime == "image/png" && paletted:
+		return 2
+	case mime == "image/png" && (m == color.Gray16Model || m == color.RGBA64Model || m == color.NRGBA64Model):
+		return 16
+	}
+	return 8
 }
 
 // errUnreadable wraps every failure to decode an original.
