@@ -116,8 +116,9 @@ echo "  $(peak creates)"
 if [ -n "$cg" ]; then
   kill -0 $pid 2>/dev/null && state="still serving" || state="GONE"
   # v2: memory.events and memory.peak; v1: memory.oom_control and memory.max_usage_in_bytes.
-  kills=$(awk '/^oom_kill / {print $2}' "$cg/memory.events" "$cg/memory.oom_control" 2>/dev/null | head -1)
-  top=$(cat "$cg/memory.peak" "$cg/memory.max_usage_in_bytes" 2>/dev/null | head -1)
+  # One of each pair is missing (v1 or v2): the reads must not end the script (set -e, pipefail).
+  kills=$( { awk '/^oom_kill / {print $2}' "$cg/memory.events" "$cg/memory.oom_control" 2>/dev/null || true; } | head -1)
+  top=$( { cat "$cg/memory.peak" "$cg/memory.max_usage_in_bytes" 2>/dev/null || true; } | head -1)
   echo "cgroup ${FOOTPRINT_CGROUP_MB} MB: server $state, oom_kill ${kills:-unknown}, peak charge $(( ${top:-0} >> 20 )) MB (anonymous memory and the page cache it charged)"
 fi
 echo "whole run: $(awk '$3 > h {h = $3} END {printf "VmHWM %d MB", h/1024}' "$work/samples")"
