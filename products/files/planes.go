@@ -211,6 +211,49 @@ func chromaFactors(r image.YCbCrSubsampleRatio) (int, int, bool) {
 	return 0, 0, false
 }
 
+// planeLayout is where an opaque source's variant comes from in stored orientation: the crop
+// r of the stored pixels and the size tw x th it is scaled to before it is turned upright; ok
+// is false when the variant has padding (render takes the RGBA path then).
+func planeLayout(b image.Rectangle, o int, s Spec) (r image.Rectangle, tw, th int, ok bool) {
+	sw, sh := b.Dx(), b.Dy()
+	if o >= 5 {
+		sw, sh = sh, sw
+	}
+	l := plan(sw, sh, s)
+	if l.at != (image.Point{}) || l.canvas != image.Pt(l.scaleW, l.scaleH) {
+		return r, 0, 0, false
+	}
+	tw, th = l.scaleW, l.scaleH
+	if o >= 5 {
+		tw, th = th, tw
+	}
+	return storedRect(o, b.Dx(), b.Dy(), l.crop), tw, th, true
+}
+
+// lumaAxes are the axes of a plane at full resolution for the crop r scaled to tw x th.
+func lumaAxes(r image.Rectangle, tw, th int) (axis, axis) {
+	sx, sy := float64(r.Dx())/float64(tw), float64(r.Dy())/float64(th)
+	return axis{lo: r.Min.X, hi: r.Max.X, c0: float64(r.Min.X) + sx/2, step: sx, n: tw},
+		axis{lo: r.Min.Y, hi: r.Max.Y, c0: float64(r.Min.Y) + sy/2, step: sy, n: th}
+}
+
+// renderGray is render for a gray source (a grayscale JPEG) whose variant has no padding: its
+// one plane filtered as a JPEG's luma, answered as an *image.Gray (one JPEG component, a
+// grayscale PNG; libwebp gets it as YUV with neutral chroma).
+func renderGray(src *image.Gray, o int, s Spec) (*image.Gray, bool) {
+	b := src.Bounds()
+	if b.Min != (image.Point{}) {
+		return nil, false
+	}
+	r, tw, th, ok := planeLayout(b, o, s)
+	if !ok {
+		return nil, false
+	}
+	x, y := lumaAxes(r, tw, th)
+	p := orientPlane(resamplePlane(plane{pix: src.Pix, stride: src.Stride, w: b.Dx(), h: b.Dy()}, x, y), o)
+	return &image.Gray{Pix: p.pix, Stride: p.stride, Rect: image.Rect(0, 0, p.w, p.h)}, true
+}
+
 // renderYCbCr is render for an opaque YCbCr source whose variant has no padding: the luma and
 // chroma planes are cropped and filtered apart (the chroma planes sampled at the output's
 // 4:2:0 positions), turned upright, and answered as a 4:2:0 *image.YCbCr. ok is false when it
@@ -221,24 +264,13 @@ func renderYCbCr(src *image.YCbCr, o int, s Spec) (*image.YCbCr, bool) {
 	if !known || b.Min != (image.Point{}) {
 		return nil, false
 	}
-	sw, sh := b.Dx(), b.Dy()
-	if o >= 5 {
-		sw, sh = sh, sw
-	}
-	l := plan(sw, sh, s)
-	if l.at != (image.Point{}) || l.canvas != image.Pt(l.scaleW, l.scaleH) {
+	r, tw, th, ok := planeLayout(b, o, s)
+	if !ok {
 		return nil, false
 	}
-	r := storedRect(o, b.Dx(), b.Dy(), l.crop)
-	tw, th := l.scaleW, l.scaleH
-	if o >= 5 {
-		tw, th = th, tw
-	}
 	sx, sy := float64(r.Dx())/float64(tw), float64(r.Dy())/float64(th)
-	luma := plane{pix: src.Y, stride: src.YStride, w: b.Dx(), h: b.Dy()}
-	y := resamplePlane(luma,
-		axis{lo: r.Min.X, hi: r.Max.X, c0: float64(r.Min.X) + sx/2, step: sx, n: tw},
-		axis{lo: r.Min.Y, hi: r.Max.Y, c0: float64(r.Min.Y) + sy/2, step: sy, n: th})
+	lx, ly := lumaAxes(r, tw, th)
+	y := resamplePlane(plane{pix: src.Y, stride: src.YStride, w: b.Dx(), h: b.Dy()}, lx, ly)
 	// Output chroma sample i spans output luma 2i and 2i+1: its centre is output luma 2i+1,
 	// source luma r.Min + (2i+1)*scale, and in source chroma that over the chroma factor.
 	cw, ch := (tw+1)/2, (th+1)/2

@@ -105,6 +105,49 @@ func TestRenderYCbCr(t *testing.T) {
 	if _, ok := renderYCbCr(src.(*image.YCbCr), 1, Spec{Width: 100, Height: 100, Fit: "contain"}); ok {
 		t.Error("the YCbCr path took a variant with padding")
 	}
+	// A grayscale JPEG on its one plane, in every orientation.
+	gray, err := decodeSource(read("testdata/photos/gray.jpg"), "image/jpeg", 40<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for o := 1; o <= 8; o++ {
+		// (40x96: whole blocks when box-shrunk; with a partial last block the RGBA path's
+		// shrink is off by up to half an output pixel, checked against x/image/draw below.)
+		for _, spec := range []Spec{{Width: 100, Height: 100, Fit: "cover"}, {Width: 333, Fit: "inside"}, {Width: 40, Height: 96, Fit: "cover"}} {
+			got, ok := renderGray(gray.(*image.Gray), o, spec)
+			if !ok {
+				t.Fatal("the gray path refused a variant without padding")
+			}
+			want := renderRGBA(gray, o, spec)
+			if got.Bounds() != want.Bounds() {
+				t.Fatalf("orientation %d %v: bounds %v, the RGBA path's %v", o, spec, got.Bounds(), want.Bounds())
+			}
+			if mean, worst := channelDiff(got, want); mean > 1.2 || worst > 16 {
+				t.Errorf("orientation %d %v: differs from the RGBA path by %.2f per channel (up to %d)", o, spec, mean, worst)
+			}
+		}
+	}
+	if _, ok := renderGray(gray.(*image.Gray), 1, Spec{Width: 100, Height: 100, Fit: "contain"}); ok {
+		t.Error("the gray path took a variant with padding")
+	}
+	// Box-shrunk with a partial last block (203 rows by 2): within rounding of x/image/draw's
+	// Catmull-Rom of the same crop.
+	for _, src := range []image.Image{gray, src} {
+		spec := Spec{Width: 97, Height: 41, Fit: "cover"}
+		var got image.Image
+		switch t := src.(type) {
+		case *image.Gray:
+			got, _ = renderGray(t, 1, spec)
+		case *image.YCbCr:
+			got, _ = renderYCbCr(t, 1, spec)
+		}
+		r, tw, th, _ := planeLayout(src.Bounds(), 1, spec)
+		ref := image.NewRGBA(image.Rect(0, 0, tw, th))
+		xdraw.CatmullRom.Scale(ref, ref.Bounds(), src, r, xdraw.Src, nil)
+		if mean, worst := channelDiff(got, ref); mean > 1.2 || worst > 16 {
+			t.Errorf("%T to %v differs from x/image/draw by %.2f per channel (up to %d)", src, spec, mean, worst)
+		}
+	}
 }
 
 // The WebP of a YCbCr variant (libwebp's YUV input, studio range) decodes to the colours of the
@@ -119,10 +162,20 @@ func TestEncodeYCbCr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, spec := range []Spec{{Width: 320, Height: 320, Fit: "cover"}, {Width: 101, Height: 77, Fit: "cover"}} {
-		y, ok := renderYCbCr(src.(*image.YCbCr), 1, spec)
+	gray, err := decodeSource(mustRead(t, "testdata/photos/gray.jpg"), "image/jpeg", 40<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []Spec{{Width: 320, Height: 320, Fit: "cover"}, {Width: 101, Height: 77, Fit: "cover"}, {Width: 99, Fit: "inside"}} {
+		var y image.Image
+		var ok bool
+		if spec.Fit == "inside" {
+			y, ok = renderGray(gray.(*image.Gray), 1, spec)
+		} else {
+			y, ok = renderYCbCr(src.(*image.YCbCr), 1, spec)
+		}
 		if !ok {
-			t.Fatal("no YCbCr path")
+			t.Fatal("no plane path")
 		}
 		rgba := image.NewNRGBA(y.Bounds())
 		xdraw.Draw(rgba, rgba.Bounds(), y, image.Point{}, xdraw.Src)
@@ -152,4 +205,13 @@ func TestEncodeYCbCr(t *testing.T) {
 			}
 		}
 	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -17,8 +17,8 @@ import (
 )
 
 // Encoder writes a variant's pixels in one output format (jpeg, png, webp, avif) at a quality
-// of 1-100: m is an *image.NRGBA, or the opaque 4:2:0 *image.YCbCr of a JPEG's variant
-// (renderYCbCr). products/files/codec implements it; the interface keeps the engine
+// of 1-100: m is an *image.NRGBA, or the opaque 4:2:0 *image.YCbCr or *image.Gray of a
+// JPEG's variant (renderYCbCr, renderGray). products/files/codec implements it; the interface keeps the engine
 // replaceable.
 type Encoder interface {
 	Encode(w io.Writer, m image.Image, format string, quality int) error
@@ -185,11 +185,17 @@ func decodeSource(data []byte, mime string, maxPixels int) (image.Image, error) 
 
 // render makes the variant's pixels of a decoded source with EXIF orientation o: the crop is
 // scaled with a Catmull-Rom filter (resample) in stored orientation, then turned upright (cheap on the
-// small image), then placed on the canvas (transparent padding). A YCbCr source (a JPEG)
-// without padding is rendered on its planes (renderYCbCr), the rest as straight RGBA.
+// small image), then placed on the canvas (transparent padding). A YCbCr or gray source (a
+// JPEG) without padding is rendered on its planes (renderYCbCr, renderGray), the rest as
+// straight RGBA.
 func render(src image.Image, o int, s Spec) image.Image {
-	if y, ok := src.(*image.YCbCr); ok {
-		if out, ok := renderYCbCr(y, o, s); ok {
+	switch t := src.(type) {
+	case *image.YCbCr:
+		if out, ok := renderYCbCr(t, o, s); ok {
+			return out
+		}
+	case *image.Gray:
+		if out, ok := renderGray(t, o, s); ok {
 			return out
 		}
 	}
