@@ -111,9 +111,7 @@ func TestRenderYCbCr(t *testing.T) {
 		t.Fatal(err)
 	}
 	for o := 1; o <= 8; o++ {
-		// (40x96: whole blocks when box-shrunk; with a partial last block the RGBA path's
-		// shrink is off by up to half an output pixel, checked against x/image/draw below.)
-		for _, spec := range []Spec{{Width: 100, Height: 100, Fit: "cover"}, {Width: 333, Fit: "inside"}, {Width: 40, Height: 96, Fit: "cover"}} {
+		for _, spec := range []Spec{{Width: 100, Height: 100, Fit: "cover"}, {Width: 333, Fit: "inside"}, {Width: 40, Height: 96, Fit: "cover"}, {Width: 41, Height: 97, Fit: "cover"}} {
 			got, ok := renderGray(gray.(*image.Gray), o, spec)
 			if !ok {
 				t.Fatal("the gray path refused a variant without padding")
@@ -131,7 +129,7 @@ func TestRenderYCbCr(t *testing.T) {
 		t.Error("the gray path took a variant with padding")
 	}
 	// Box-shrunk with a partial last block (203 rows by 2): within rounding of x/image/draw's
-	// Catmull-Rom of the same crop.
+	// Catmull-Rom of the same crop, on the planes and through RGBA.
 	for _, src := range []image.Image{gray, src} {
 		spec := Spec{Width: 97, Height: 41, Fit: "cover"}
 		var got image.Image
@@ -146,6 +144,9 @@ func TestRenderYCbCr(t *testing.T) {
 		xdraw.CatmullRom.Scale(ref, ref.Bounds(), src, r, xdraw.Src, nil)
 		if mean, worst := channelDiff(got, ref); mean > 1.2 || worst > 16 {
 			t.Errorf("%T to %v differs from x/image/draw by %.2f per channel (up to %d)", src, spec, mean, worst)
+		}
+		if mean, worst := channelDiff(renderRGBA(src, 1, spec), ref); mean > 1.2 || worst > 16 {
+			t.Errorf("%T to %v through RGBA differs from x/image/draw by %.2f per channel (up to %d)", src, spec, mean, worst)
 		}
 	}
 }

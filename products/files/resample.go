@@ -70,7 +70,12 @@ func clampByte(v int32) uint8 {
 // on a 640 px photograph's 320 and 480 px variants this runs several times faster (see
 // BenchmarkVariantStages); the output differs from x/image/draw's by rounding (TestResample).
 func resample(src *image.RGBA, r image.Rectangle, w, h int) *image.RGBA {
-	kx, ky := catmullRomKernel(r.Dx(), w), catmullRomKernel(r.Dy(), h)
+	return resampleWith(src, r, catmullRomKernel(r.Dx(), w), catmullRomKernel(r.Dy(), h))
+}
+
+// resampleWith is resample with the kernels of each axis given (their starts relative to r).
+func resampleWith(src *image.RGBA, r image.Rectangle, kx, ky kernel) *image.RGBA {
+	w, h := len(kx.w), len(ky.w)
 	// Rows first: every source row of r to w pixels.
 	mid := image.NewRGBA(image.Rect(0, 0, w, r.Dy()))
 	for y := range r.Dy() {

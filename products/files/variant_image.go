@@ -215,18 +215,25 @@ func renderRGBA(src image.Image, o int, s Spec) *image.NRGBA {
 	if o >= 5 {
 		tw, th = th, tw
 	}
-	var from *image.RGBA
+	var scaled *image.RGBA
 	if k := shrinkFactor(stored.Size(), tw, th); k >= 2 {
-		from = boxShrink(src, stored, k)
+		// The blocks span the crop's size over k, a partial last block counting for its part:
+		// the filter maps the output onto that span, not onto the whole blocks.
+		from := boxShrink(src, stored, k)
+		fb := from.Bounds()
+		sx, sy := float64(stored.Dx())/float64(k*tw), float64(stored.Dy())/float64(k*th)
+		scaled = resampleWith(from, fb,
+			catmullRomAxis(axis{lo: 0, hi: fb.Dx(), c0: sx / 2, step: sx, n: tw}),
+			catmullRomAxis(axis{lo: 0, hi: fb.Dy(), c0: sy / 2, step: sy, n: th}))
 	} else {
 		// The filter reads each source pixel several times: the crop is converted once to
 		// premultiplied RGBA (image/draw's fast paths for YCbCr, NRGBA, gray).
-		from = image.NewRGBA(image.Rectangle{Max: stored.Size()})
+		from := image.NewRGBA(image.Rectangle{Max: stored.Size()})
 		xdraw.Draw(from, from.Bounds(), src, stored.Min, xdraw.Src)
-	}
-	scaled := from
-	if from.Bounds().Size() != image.Pt(tw, th) {
-		scaled = resample(from, from.Bounds(), tw, th)
+		scaled = from
+		if from.Bounds().Size() != image.Pt(tw, th) {
+			scaled = resample(from, from.Bounds(), tw, th)
+		}
 	}
 	up := orient(scaled, o)
 	out := image.NewNRGBA(image.Rectangle{Max: l.canvas})
