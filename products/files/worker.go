@@ -63,11 +63,12 @@ type buildAnswer struct {
 }
 
 // ServeVariantWorker is a `gatehouse variant-worker LANES [KEEP]` process (KEEP: the bytes of
-// recent decodes it keeps for the next builds of the same originals, 0 when absent): for each of its lanes it
-// reads build requests from one pipe and answers each on the next (fds 3 and 4, 5 and 6, ...),
-// until the request pipes are closed (the gateway stopped or dropped it). It encodes with
-// codec.Codecs, whose WebAssembly it compiles at once, beside the first builds. A panic while
-// building answers that build as an unreadable original and the lane goes on.
+// recent decodes it keeps for the next builds of the same originals, 0 when absent): for each
+// of its lanes it reads build requests from one pipe and answers each on the next (fds 3 and
+// 4, 5 and 6, ...), until the request pipes are closed (the gateway stopped or dropped it).
+// It encodes with codec.Codecs, whose WebAssembly it compiles at once, beside the first
+// builds. A panic while building answers that build as an unreadable original and the lane
+// goes on.
 func ServeVariantWorker(args []string) error {
 	lanes := 1
 	if len(args) > 0 {
