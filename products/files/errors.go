@@ -40,8 +40,7 @@ var (
 	ErrVariantNotFound = apierr.New(404, apierr.CodeNotFound, "no variant of that name in the asset's project", nil)
 	// ErrVariantNotSigned is an ad-hoc variant URL without a valid signature.
 	ErrVariantNotSigned = apierr.New(403, "VARIANT_NOT_SIGNED", "the ad-hoc variant URL is not signed, or its signature is wrong", nil)
-	// ErrVariantTooLarge is a source image over files.variant_max_pixels (or one whose build
-	// could never fit in files.variant_memory_mb).
+	// ErrVariantTooLarge is a source image over files.variant_max_pixels.
 	ErrVariantTooLarge = apierr.New(422, "VARIANT_TOO_LARGE", "the image has too many pixels to make variants of", nil)
 	// ErrVariantBusy is a build refused by the build pool: its project's queue is full or the
 	// memory budget stayed taken while it waited.

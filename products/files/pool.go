@@ -11,8 +11,6 @@ import (
 var (
 	// errPoolBusy: the project's queue is full, or no slot and budget came in time.
 	errPoolBusy = errors.New("files: variant builds busy")
-	// errPoolTooBig: the build's memory estimate is over the whole budget; it can never run.
-	errPoolTooBig = errors.New("files: variant build larger than the memory budget")
 )
 
 // buildPool shares variant builds between projects as plugins/host's scheduler shares guest
@@ -20,7 +18,9 @@ var (
 // work-conserving: a project alone may use every slot, but while another project has a build
 // waiting, a project holds at most perProject (all but one) and the waiting projects are
 // served in turn, one build each, so the next slot that frees goes to the other project.
-// Each build also reserves its memory estimate from one budget and runs only when it fits. A
+// Each build also reserves its memory estimate from one budget and runs only when it fits; a
+// build estimated over the whole budget reserves all of it, so it runs alone (every source
+// within files.variant_max_pixels gets its variants, decisions.md 9.3, whatever the budget). A
 // project with queue builds already waiting is refused at once; a waiting build that gets no
 // slot within wait is refused too (the API answers 503 with Retry-After).
 type buildPool struct {
@@ -59,9 +59,7 @@ func newBuildPool(slots, queue int, budget int64, wait time.Duration) *buildPool
 // acquire waits for a slot and cost bytes of the budget for one build of project, in turn.
 // The returned release gives both back.
 func (p *buildPool) acquire(ctx context.Context, project string, cost int64) (func(), error) {
-	if cost > p.budget {
-		return nil, errPoolTooBig
-	}
+	cost = min(cost, p.budget) // larger than the budget: runs alone
 	p.mu.Lock()
 	sh := p.shares[project]
 	if sh == nil {

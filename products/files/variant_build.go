@@ -176,8 +176,6 @@ func (s *Service) build(a *Asset, spec Spec, target, key string) (b *Built, err 
 	}
 	release, err := s.pool.acquire(ctx, a.Project, buildCost(a.Size, a.Width, a.Height, spec, s.sourceHalves(ctx, a)))
 	switch {
-	case errors.Is(err, errPoolTooBig):
-		return nil, ErrVariantTooLarge
 	case errors.Is(err, errPoolBusy):
 		return nil, ErrVariantBusy
 	case err != nil:
