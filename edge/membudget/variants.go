@@ -7,8 +7,8 @@ package membudget
 // of which the build pool hands 84 to builds (an eighth keeps recent decodes), so one build of
 // a 16-megapixel original (a 4096 px square: its decoded pixels counted at 4 bytes, 64 MB, with
 // the original and the output's buffers, about 73 MB) can run, or of a 12-megapixel photograph
-// (about 60 MB) beside a small one; larger sources answer 422 VARIANT_TOO_LARGE until the key
-// is raised.
+// (about 60 MB) beside a small one; a larger source (up to files.variant_max_pixels) takes the
+// whole share and runs alone.
 
 // variantsMB is the variant builds' share of a budget of mb.
 func variantsMB(mb int) int { return min(max(mb/5, 96), 256) }
