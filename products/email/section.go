@@ -222,9 +222,15 @@ func (s *Service) IsSuppressed(ctx context.Context, org, addr string) (bool, err
 
 // Suppress adds addr to org's suppression list (source bounce, complaint or admin).
 func (s *Service) Suppress(ctx context.Context, org, addr, source, reason string) error {
+	return s.db.Update(ctx, func(txn *store.Txn) error { return s.suppress(txn, org, addr, source, reason) })
+}
+
+// suppress adds addr to org's suppression list inside txn (a bounce writes it in the same
+// transaction as the message's status, so a bounced message always has its suppression).
+func (s *Service) suppress(txn *store.Txn, org, addr, source, reason string) error {
 	lower := strings.ToLower(strings.TrimSpace(addr))
 	v, _ := json.Marshal(Suppression{Email: lower, Source: source, Reason: reason, At: s.stamp()})
-	return s.db.Update(ctx, func(txn *store.Txn) error { return txn.Set(suppressKey(org, lower), v) })
+	return txn.Set(suppressKey(org, lower), v)
 }
 
 // Unsuppress removes addr from org's suppression list.

@@ -517,15 +517,15 @@ func (w *Worker) deliver(sess Session, c *claimed) {
 	suppressed, err := w.s.IsSuppressed(ctx, m.Org, m.To.Email)
 	if err != nil {
 		w.o.Log.Error("email: suppression check failed", "id", m.ID, "err", err)
-		w.finish(ctx, c, Outcome{Result: Retry, Detail: "suppression check: " + err.Error()}, false)
+		w.finish(c, Outcome{Result: Retry, Detail: "suppression check: " + err.Error()}, false)
 		return
 	}
 	if suppressed {
-		w.finish(ctx, c, Outcome{}, true)
+		w.finish(c, Outcome{}, true)
 		return
 	}
 	out := sess.Deliver(ctx, m)
-	w.finish(ctx, c, out, false)
+	w.finish(c, out, false)
 }
 
 func (w *Worker) done(c *claimed) {
@@ -578,12 +578,17 @@ func (w *Worker) backoff(attempts int) time.Duration {
 // finish records an attempt's outcome (or a suppression) through the status machine. The
 // store's group committer writes the outcomes of concurrent deliveries in one commit; finish
 // returns after the commit holding this one.
-func (w *Worker) finish(ctx context.Context, c *claimed, out Outcome, suppressed bool) {
+func (w *Worker) finish(c *claimed, out Outcome, suppressed bool) {
 	var m *Message
 	err := w.s.db.Update(context.Background(), func(txn *store.Txn) error {
 		var err error
-		m, err = w.apply(txn, c, out, suppressed)
-		return err
+		if m, err = w.apply(txn, c, out, suppressed); err != nil {
+			return err
+		}
+		if m.Status == StatusBounced && out.Result == Bounce {
+			return w.s.suppress(txn, m.Org, m.To.Email, "bounce", fmt.Sprintf("%s: %d %s", m.ID, out.Code, out.Detail))
+		}
+		return nil
 	})
 	if err != nil {
 		w.o.Log.Error("email: recording a delivery outcome failed; it is delivered again after a restart", "id", c.m.ID, "err", err)
@@ -596,11 +601,6 @@ func (w *Worker) finish(ctx context.Context, c *claimed, out Outcome, suppressed
 		w.s.metrics.outcome("deferred")
 	default:
 		w.s.metrics.outcome(string(m.Status))
-	}
-	if m.Status == StatusBounced && out.Result == Bounce {
-		if err := w.s.Suppress(ctx, m.Org, m.To.Email, "bounce", fmt.Sprintf("%s: %d %s", m.ID, out.Code, out.Detail)); err != nil {
-			w.o.Log.Error("email: suppressing a bounced address failed", "id", m.ID, "err", err)
-		}
 	}
 }
 
