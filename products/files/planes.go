@@ -169,23 +169,7 @@ func orientPlane(p plane, o int) plane {
 	for y := range h {
 		row := p.pix[y*p.stride : y*p.stride+w]
 		for x, v := range row {
-			var dx, dy int
-			switch o {
-			case 2:
-				dx, dy = w-1-x, y
-			case 3:
-				dx, dy = w-1-x, h-1-y
-			case 4:
-				dx, dy = x, h-1-y
-			case 5:
-				dx, dy = y, x
-			case 6:
-				dx, dy = h-1-y, x
-			case 7:
-				dx, dy = h-1-y, w-1-x
-			case 8:
-				dx, dy = y, w-1-x
-			}
+			dx, dy := oriented(o, x, y, w, h)
 			out.pix[dy*dw+dx] = v
 		}
 	}

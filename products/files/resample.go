@@ -1,9 +1,6 @@
 package files
 
-import (
-	"image"
-	"math"
-)
+import "image"
 
 // weightBits is the fixed-point precision of the resampling weights (1.0 = 1<<weightBits).
 const weightBits = 14
@@ -20,42 +17,7 @@ type kernel struct {
 // by the reduction when dst is smaller, so every source pixel counts.
 func catmullRomKernel(src, dst int) kernel {
 	scale := float64(src) / float64(dst)
-	width := max(1, scale)
-	radius := 2 * width
-	k := kernel{start: make([]int, dst), w: make([][]int32, dst)}
-	fw := make([]float64, 0, int(2*radius)+2)
-	for i := range dst {
-		c := (float64(i) + 0.5) * scale
-		lo := max(0, int(math.Floor(c-radius)))
-		hi := min(src, int(math.Ceil(c+radius)))
-		fw = fw[:0]
-		sum := 0.0
-		for j := lo; j < hi; j++ {
-			x := math.Abs((float64(j) + 0.5 - c) / width)
-			var v float64
-			switch {
-			case x < 1:
-				v = (1.5*x-2.5)*x*x + 1
-			case x < 2:
-				v = ((-0.5*x+2.5)*x-4)*x + 2
-			}
-			fw = append(fw, v)
-			sum += v
-		}
-		// Integer weights summing exactly to 1: the rounding error goes to the largest.
-		w := make([]int32, len(fw))
-		var total, big int32
-		for j, v := range fw {
-			w[j] = int32(math.Round(v / sum * (1 << weightBits)))
-			total += w[j]
-			if w[j] > w[big] {
-				big = int32(j)
-			}
-		}
-		w[big] += 1<<weightBits - total
-		k.start[i], k.w[i] = lo, w
-	}
-	return k
+	return catmullRomAxis(axis{lo: 0, hi: src, c0: scale / 2, step: scale, n: dst})
 }
 
 // clampByte rounds a fixed-point sum to a byte, clamping the filter's overshoot.

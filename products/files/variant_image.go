@@ -335,6 +335,28 @@ func storedRect(o, w, h int, r image.Rectangle) image.Rectangle {
 	return image.Rect(min(a.X, c.X), min(a.Y, c.Y), max(a.X, c.X)+1, max(a.Y, c.Y)+1)
 }
 
+// oriented is where the stored pixel (x, y) of a w x h image goes once turned upright for
+// EXIF orientation o (2 to 8; orientations 5 to 8 swap the axes).
+func oriented(o, x, y, w, h int) (dx, dy int) {
+	switch o {
+	case 2:
+		return w - 1 - x, y
+	case 3:
+		return w - 1 - x, h - 1 - y
+	case 4:
+		return x, h - 1 - y
+	case 5:
+		return y, x
+	case 6:
+		return h - 1 - y, x
+	case 7:
+		return h - 1 - y, w - 1 - x
+	case 8:
+		return y, w - 1 - x
+	}
+	return x, y
+}
+
 // orient turns stored pixels upright for EXIF orientation o.
 func orient(m *image.RGBA, o int) *image.RGBA {
 	if o < 2 || o > 8 {
@@ -348,23 +370,7 @@ func orient(m *image.RGBA, o int) *image.RGBA {
 	out := image.NewRGBA(image.Rect(0, 0, dw, dh))
 	for y := 0; y < h; y++ {
 		for x := 0; x < w; x++ {
-			var dx, dy int
-			switch o {
-			case 2:
-				dx, dy = w-1-x, y
-			case 3:
-				dx, dy = w-1-x, h-1-y
-			case 4:
-				dx, dy = x, h-1-y
-			case 5:
-				dx, dy = y, x
-			case 6:
-				dx, dy = h-1-y, x
-			case 7:
-				dx, dy = h-1-y, w-1-x
-			case 8:
-				dx, dy = y, w-1-x
-			}
+			dx, dy := oriented(o, x, y, w, h)
 			si, di := m.PixOffset(x, y), out.PixOffset(dx, dy)
 			copy(out.Pix[di:di+4], m.Pix[si:si+4])
 		}
