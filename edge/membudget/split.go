@@ -34,8 +34,9 @@ const hotRecordBytes = 1400
 // Split divides the budget: a tenth each to badger's block cache, the records read cache and
 // the hot records, a twentieth to badger's index cache, two write tables of a sixty-fourth (8
 // to 64 MB: a transaction may hold about 15% of one, and the tenants document applies in one;
-// past 8 MB each flush grows pooled table builders that badger keeps, see store.Options), a quarter to plugins (at least 64 MB: two projects' guests), a quarter (at least 48 MB,
-// at most half) to the mapped files (the binary's code and the store's tables the process keeps
+// past 8 MB each flush grows pooled table builders that badger keeps, see store.Options), a
+// quarter to plugins (at least 64 MB: two projects' guests), a quarter (at least 48 MB, at
+// most half) to the mapped files (the binary's code and the store's tables the process keeps
 // mapped), a fifth to the variant builds of the worker process (96 to 256 MB, variants.go),
 // the rest to the Go heap (the Go memory limit); what the caches leave of it (about a
 // third) is the working memory of requests, the collector's headroom and the title index.
