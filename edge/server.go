@@ -106,11 +106,15 @@ func New(o Options) (*Server, error) {
 		DisablePreParseMultipartForm: true,
 		ReadTimeout:                  cfg.ReadTimeout.D(),
 		WriteTimeout:                 60 * time.Second,
-		IdleTimeout:                  120 * time.Second,
-		UnescapePath:                 true,
-		EnableTrustedProxyCheck:      true,
-		TrustedProxies:               cfg.TrustedProxies,
-		ProxyHeader:                  proxyHeader(cfg.TrustedProxies),
+		// A response's head and a body up to this size leave in one write: with fasthttp's
+		// 4 KB a page of 25 records (about 8 KB) took two system calls. The buffer is taken
+		// from a pool per response and returned when the connection has nothing more to read.
+		WriteBufferSize:         16 << 10,
+		IdleTimeout:             120 * time.Second,
+		UnescapePath:            true,
+		EnableTrustedProxyCheck: true,
+		TrustedProxies:          cfg.TrustedProxies,
+		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
 	})
 	refuseOversize(app)
 	refuseUnknownMethods(app)
