@@ -64,7 +64,7 @@ func TestCgroupDerivedMemoryLimit(t *testing.T) {
 		// bound (a fifth of the budget, 96 MB at least, and its base), which shares the cgroup.
 		fmt.Sprintf(`go_gc_gomemlimit_bytes %g`, float64(want-want/4>>20<<20-(96+24)<<20)),
 		fmt.Sprintf(`gatehouse_memory_bound_bytes{part="variants"} %g`, float64(96<<20)),
-		fmt.Sprintf(`gatehouse_memory_bound_bytes{part="badger_block_cache"} %g`, float64(want/10>>20<<20)),
+		fmt.Sprintf(`gatehouse_memory_bound_bytes{part="badger_block_cache"} %g`, float64((want>>20)*7/40<<20)),
 	} {
 		if !strings.Contains(string(raw), line+"\n") {
 			t.Errorf("/metrics lacks %q", line)
