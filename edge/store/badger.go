@@ -9,6 +9,7 @@ import (
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/ristretto/v2"
+	"github.com/dgraph-io/ristretto/v2/z"
 )
 
 // badgerEngine is the embedded backend: one badger database and its group committer.
@@ -19,6 +20,9 @@ type badgerEngine struct {
 	closed bool
 	// gcStop ends the value log collector, gcDone says it has.
 	gcStop, gcDone chan struct{}
+	// pool is badger's pool of table builders, taken out of use at open (unpoolBuilders) and
+	// released after badger closes.
+	pool *z.AllocatorPool
 }
 
 var _ engine = (*badgerEngine)(nil)
@@ -101,7 +105,7 @@ func openBadger(opts Options) (*badgerEngine, error) {
 		return nil, fmt.Errorf("store: open %q: %w", opts.Dir, err)
 	}
 	durable := opts.SyncWrites && !opts.InMemory
-	e := &badgerEngine{bdb: bdb, c: newCommitter(bdb, bo.Dir, durable)}
+	e := &badgerEngine{bdb: bdb, c: newCommitter(bdb, bo.Dir, durable), pool: unpoolBuilders(bdb)}
 	e.c.start()
 	if !opts.InMemory {
 		e.gcStop, e.gcDone = make(chan struct{}), make(chan struct{})
@@ -144,7 +148,9 @@ func (e *badgerEngine) close() error {
 	if e.c != nil {
 		e.c.close()
 	}
-	return e.bdb.Close()
+	err := e.bdb.Close()
+	e.pool.Release() // nil-safe
+	return err
 }
 
 func (e *badgerEngine) commitStats() (commits, ops uint64) {
