@@ -110,24 +110,62 @@ func shrinkAxes(src plane, x, y axis) (plane, axis, axis) {
 	return dst, shrunk(x, w), shrunk(y, h)
 }
 
-// resamplePlane filters src to x.n x y.n samples along the two axes (after shrinkAxes), rows
-// first then columns, in the fixed point of resample.
-func resamplePlane(src plane, x, y axis) plane {
-	src, x, y = shrinkAxes(src, x, y)
-	kx, ky := catmullRomAxis(x), catmullRomAxis(y)
+// resamplePlanes filters each of srcs (planes of one size, as a JPEG's two chroma planes) to
+// x.n x y.n samples along the two axes (after shrinkAxes), rows first then columns, in the
+// fixed point of resample; the kernels are laid out once for all of them.
+func resamplePlanes(x, y axis, srcs ...plane) []plane {
+	out := make([]plane, len(srcs))
+	var kx, ky kernel
+	for i, src := range srcs {
+		src, sx, sy := shrinkAxes(src, x, y)
+		if i == 0 {
+			kx, ky = catmullRomAxis(sx), catmullRomAxis(sy)
+		}
+		out[i] = filterPlane(src, kx, ky)
+	}
+	return out
+}
+
+// filterPlane is resamplePlanes' two passes with the kernels laid out: kx over src's columns,
+// ky over its rows. Each pass carries four sums at a time (four source rows through one row
+// kernel; four column taps into one output row, then two, then one), which loads each weight
+// once for four samples and cuts the loop and bounds-check work per sample: the filter is
+// most of a JPEG variant's CPU (on photo.jpg's 320 and 480 px variants the luma plane filters
+// in about 0.7 of the time of one sum at a time; TestFilterPlane checks the output is the same).
+func filterPlane(src plane, kx, ky kernel) plane {
 	// Rows first: only the source rows the column pass reads.
 	r0 := ky.start[0]
 	r1 := r0
 	for i, w := range ky.w {
 		r1 = max(r1, ky.start[i]+len(w))
 	}
-	w, h := x.n, y.n
+	w, h := len(kx.w), len(ky.w)
 	mid := make([]byte, w*(r1-r0))
-	for yy := r0; yy < r1; yy++ {
+	yy := r0
+	for ; yy+3 < r1; yy += 4 {
+		rowA := src.pix[yy*src.stride : yy*src.stride+src.w]
+		rowB := src.pix[(yy+1)*src.stride : (yy+1)*src.stride+src.w]
+		rowC := src.pix[(yy+2)*src.stride : (yy+2)*src.stride+src.w]
+		rowD := src.pix[(yy+3)*src.stride : (yy+3)*src.stride+src.w]
+		o := (yy - r0) * w
+		outA, outB, outC, outD := mid[o:o+w], mid[o+w:o+2*w], mid[o+2*w:o+3*w], mid[o+3*w:o+4*w]
+		for i, ws := range kx.w[:len(outA)] {
+			s := kx.start[i]
+			a, b, c, d := rowA[s:s+len(ws)], rowB[s:s+len(ws)], rowC[s:s+len(ws)], rowD[s:s+len(ws)]
+			var sa, sb, sc, sd int32
+			for j, wt := range ws {
+				sa += wt * int32(a[j])
+				sb += wt * int32(b[j])
+				sc += wt * int32(c[j])
+				sd += wt * int32(d[j])
+			}
+			outA[i], outB[i], outC[i], outD[i] = clampByte(sa), clampByte(sb), clampByte(sc), clampByte(sd)
+		}
+	}
+	for ; yy < r1; yy++ {
 		row := src.pix[yy*src.stride : yy*src.stride+src.w]
 		out := mid[(yy-r0)*w : (yy-r0)*w+w]
-		for i := range out {
-			ws := kx.w[i]
+		for i, ws := range kx.w[:len(out)] {
 			p := row[kx.start[i] : kx.start[i]+len(ws)]
 			var s int32
 			for j, wt := range ws {
@@ -136,19 +174,38 @@ func resamplePlane(src plane, x, y axis) plane {
 			out[i] = clampByte(s)
 		}
 	}
+	// Then columns, a whole output row at a time, two taps (source rows) at once.
 	dst := plane{pix: make([]byte, w*h), stride: w, w: w, h: h}
 	acc := make([]int32, w)
-	for oy := range h {
+	row := func(j int) []byte { return mid[(j-r0)*w : (j-r0)*w+w] }
+	for oy, ws := range ky.w {
 		clear(acc)
-		for j, wt := range ky.w[oy] {
-			row := mid[(ky.start[oy]+j-r0)*w : (ky.start[oy]+j-r0)*w+w]
-			sums := acc[:len(row)]
-			for i, v := range row {
-				sums[i] += wt * int32(v)
+		s := ky.start[oy]
+		j := 0
+		for ; j+3 < len(ws); j += 4 {
+			wa, wb, wc, wd := ws[j], ws[j+1], ws[j+2], ws[j+3]
+			a, b, c, d := row(s+j), row(s+j+1), row(s+j+2), row(s+j+3)
+			a, b, c, d = a[:len(acc)], b[:len(acc)], c[:len(acc)], d[:len(acc)]
+			for i := range acc {
+				acc[i] += wa*int32(a[i]) + wb*int32(b[i]) + wc*int32(c[i]) + wd*int32(d[i])
+			}
+		}
+		for ; j+1 < len(ws); j += 2 {
+			wa, wb := ws[j], ws[j+1]
+			a, b := row(s+j), row(s+j+1)
+			a, b = a[:len(acc)], b[:len(acc)]
+			for i := range acc {
+				acc[i] += wa*int32(a[i]) + wb*int32(b[i])
+			}
+		}
+		if j < len(ws) {
+			wt, a := ws[j], row(s + j)[:len(acc)]
+			for i := range acc {
+				acc[i] += wt * int32(a[i])
 			}
 		}
 		out := dst.pix[oy*w : oy*w+w]
-		for i, v := range acc {
+		for i, v := range acc[:len(out)] {
 			out[i] = clampByte(v)
 		}
 	}
@@ -234,7 +291,7 @@ func renderGray(src *image.Gray, o int, s Spec) (*image.Gray, bool) {
 		return nil, false
 	}
 	x, y := lumaAxes(r, tw, th)
-	p := orientPlane(resamplePlane(plane{pix: src.Pix, stride: src.Stride, w: b.Dx(), h: b.Dy()}, x, y), o)
+	p := orientPlane(resamplePlanes(x, y, plane{pix: src.Pix, stride: src.Stride, w: b.Dx(), h: b.Dy()})[0], o)
 	return &image.Gray{Pix: p.pix, Stride: p.stride, Rect: image.Rect(0, 0, p.w, p.h)}, true
 }
 
@@ -254,15 +311,16 @@ func renderYCbCr(src *image.YCbCr, o int, s Spec) (*image.YCbCr, bool) {
 	}
 	sx, sy := float64(r.Dx())/float64(tw), float64(r.Dy())/float64(th)
 	lx, ly := lumaAxes(r, tw, th)
-	y := resamplePlane(plane{pix: src.Y, stride: src.YStride, w: b.Dx(), h: b.Dy()}, lx, ly)
+	y := resamplePlanes(lx, ly, plane{pix: src.Y, stride: src.YStride, w: b.Dx(), h: b.Dy()})[0]
 	// Output chroma sample i spans output luma 2i and 2i+1: its centre is output luma 2i+1,
 	// source luma r.Min + (2i+1)*scale, and in source chroma that over the chroma factor.
 	cw, ch := (tw+1)/2, (th+1)/2
 	cx := axis{lo: r.Min.X / hx, hi: (r.Max.X + hx - 1) / hx, c0: (float64(r.Min.X) + sx) / float64(hx), step: 2 * sx / float64(hx), n: cw}
 	cy := axis{lo: r.Min.Y / hy, hi: (r.Max.Y + hy - 1) / hy, c0: (float64(r.Min.Y) + sy) / float64(hy), step: 2 * sy / float64(hy), n: ch}
 	scw, sch := (b.Dx()+hx-1)/hx, (b.Dy()+hy-1)/hy
-	cb := resamplePlane(plane{pix: src.Cb, stride: src.CStride, w: scw, h: sch}, cx, cy)
-	cr := resamplePlane(plane{pix: src.Cr, stride: src.CStride, w: scw, h: sch}, cx, cy)
+	c := resamplePlanes(cx, cy, plane{pix: src.Cb, stride: src.CStride, w: scw, h: sch},
+		plane{pix: src.Cr, stride: src.CStride, w: scw, h: sch})
+	cb, cr := c[0], c[1]
 	y, cb, cr = orientPlane(y, o), orientPlane(cb, o), orientPlane(cr, o)
 	return &image.YCbCr{
 		Y: y.pix, Cb: cb.pix, Cr: cr.pix, YStride: y.stride, CStride: cb.stride,

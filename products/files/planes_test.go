@@ -216,3 +216,71 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// filterPlaneLoops is filterPlane written plainly, one sum at a time: the reference its
+// four-at-a-time passes must match sample for sample.
+func filterPlaneLoops(src plane, kx, ky kernel) plane {
+	r0 := ky.start[0]
+	r1 := r0
+	for i, w := range ky.w {
+		r1 = max(r1, ky.start[i]+len(w))
+	}
+	w, h := len(kx.w), len(ky.w)
+	mid := make([]byte, w*(r1-r0))
+	for yy := r0; yy < r1; yy++ {
+		for i, ws := range kx.w {
+			var s int32
+			for j, wt := range ws {
+				s += wt * int32(src.pix[yy*src.stride+kx.start[i]+j])
+			}
+			mid[(yy-r0)*w+i] = clampByte(s)
+		}
+	}
+	dst := plane{pix: make([]byte, w*h), stride: w, w: w, h: h}
+	for oy, ws := range ky.w {
+		for i := range w {
+			var s int32
+			for j, wt := range ws {
+				s += wt * int32(mid[(ky.start[oy]+j-r0)*w+i])
+			}
+			dst.pix[oy*w+i] = clampByte(s)
+		}
+	}
+	return dst
+}
+
+// filterPlane's unrolled passes give exactly the plain loops' samples: row counts and tap
+// counts that are and are not multiples of four (reductions and enlargements, a crop, a
+// padded stride), on a plane of noise and edges.
+func TestFilterPlane(t *testing.T) {
+	t.Parallel()
+	src := plane{pix: make([]byte, 203*131), stride: 203, w: 197, h: 131}
+	for i := range src.pix {
+		src.pix[i] = uint8(i*7 + i/203*13 + (i%17)*(i%5)*11)
+	}
+	for _, tc := range []struct {
+		name   string
+		x0, x1 int // the crop's columns
+		y0, y1 int // and rows
+		w, h   int // the output
+	}{
+		{"quarter", 0, 197, 0, 131, 49, 33},
+		{"a fifth less", 0, 197, 0, 131, 158, 105},
+		{"half, cropped", 10, 190, 3, 127, 90, 62},
+		{"same size", 0, 197, 0, 131, 197, 131},
+		{"enlarged", 50, 80, 40, 61, 97, 67},
+		{"one row", 0, 197, 60, 61, 40, 1},
+		{"a column", 5, 6, 0, 131, 1, 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sx, sy := float64(tc.x1-tc.x0)/float64(tc.w), float64(tc.y1-tc.y0)/float64(tc.h)
+			x := axis{lo: tc.x0, hi: tc.x1, c0: float64(tc.x0) + sx/2, step: sx, n: tc.w}
+			y := axis{lo: tc.y0, hi: tc.y1, c0: float64(tc.y0) + sy/2, step: sy, n: tc.h}
+			kx, ky := catmullRomAxis(x), catmullRomAxis(y)
+			got, want := filterPlane(src, kx, ky), filterPlaneLoops(src, kx, ky)
+			if got.w != want.w || got.h != want.h || !bytes.Equal(got.pix, want.pix) {
+				t.Fatalf("filterPlane differs from the plain loops (%dx%d, want %dx%d)", got.w, got.h, want.w, want.h)
+			}
+		})
+	}
+}
