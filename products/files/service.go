@@ -108,7 +108,7 @@ func NewService(o Options) (*Service, error) {
 		o.VariantWait = 10 * time.Second
 	}
 	if o.Encoder == nil {
-		o.Encoder = codec.Codecs{}
+		o.Encoder = codec.New(o.VariantSlots)
 	}
 	s := &Service{o: o, now: o.Now, log: o.Log}
 	if s.now == nil {

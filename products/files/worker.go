@@ -99,6 +99,7 @@ func ServeVariantWorker(args []string) error {
 	}()
 	errs := make(chan error, lanes)
 	ss := newSources(keep)
+	enc := codec.New(lanes) // an instance of the WebP module kept for each lane
 	for i := range lanes {
 		in, out := os.NewFile(uintptr(3+2*i), "requests"), os.NewFile(uintptr(4+2*i), "answers")
 		if in == nil || out == nil {
@@ -107,7 +108,7 @@ func ServeVariantWorker(args []string) error {
 		go func() {
 			defer in.Close()
 			defer out.Close()
-			errs <- serveBuilds(in, out, ss, codec.Codecs{})
+			errs <- serveBuilds(in, out, ss, enc)
 		}()
 	}
 	var first error

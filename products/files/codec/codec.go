@@ -1,8 +1,10 @@
 // Package codec encodes the pixels of an image variant: JPEG and PNG with Go's standard
 // library, WebP and AVIF with the reference libraries (libwebp, libavif with aom) compiled to
-// WebAssembly and run on wazero by github.com/gen2brain/webp and github.com/gen2brain/avif, so
-// the gateway stays one static binary without cgo. Build with the nodynamic tag (the Makefile
-// does): without it those packages first look for a system libwebp/libavif at start-up.
+// WebAssembly and run on wazero, so the gateway stays one static binary without cgo: AVIF by
+// github.com/gen2brain/avif, WebP by the libwebp module github.com/gen2brain/webp embeds, run
+// here on a runtime of this package whose instances are kept between encodes (webpwasm.go).
+// Build with the nodynamic tag (the Makefile does): without it gen2brain/avif first looks for
+// a system libavif at start-up.
 //
 // It is the one door of the variants to a Wasm runtime (edge/deps_test.go): products/files
 // declares the small Encoder interface it needs and this package's Codecs implements it, so
@@ -20,17 +22,26 @@ import (
 	"math"
 
 	"github.com/gen2brain/avif"
-	"github.com/gen2brain/webp"
 )
 
-// Codecs encodes JPEG, PNG, WebP and AVIF. The zero value is ready; the WebAssembly modules are
-// compiled on first use (once per process, about a second for AVIF).
-type Codecs struct{}
+// Codecs encodes JPEG, PNG, WebP and AVIF. The zero value is ready, and makes a new instance
+// of the WebP module for each encode; New's keeps instances for the next encodes
+// (webpwasm.go). The WebAssembly modules are compiled on first use (once per process, about
+// a second for AVIF).
+type Codecs struct {
+	webp *webpInstances
+}
+
+// New answers Codecs that keep up to keep idle instances of the WebP module between encodes
+// (one for each encode that runs at once: a variant worker's lanes).
+func New(keep int) Codecs {
+	return Codecs{webp: &webpInstances{max: keep}}
+}
 
 // Warm compiles the WebP and AVIF encoders' WebAssembly now (otherwise their first use does):
 // a variant worker process calls it when it starts, so its first builds do not wait for it.
 func Warm() {
-	webp.Init()
+	_, _ = webpModule() // an error shows at the first WebP encode
 	avif.InitEncoder()
 }
 
@@ -47,7 +58,7 @@ func MimeType(format string) string { return mimes[format] }
 // *image.Gray, which JPEG and PNG encode as they are and WebP takes as libwebp's own YUV
 // 4:2:0 input. JPEG has no alpha: m is
 // composed over white. The output carries no metadata.
-func (Codecs) Encode(w io.Writer, m image.Image, format string, quality int) error {
+func (c Codecs) Encode(w io.Writer, m image.Image, format string, quality int) error {
 	quality = min(max(quality, 1), 100)
 	switch format {
 	case "jpeg":
@@ -61,16 +72,18 @@ func (Codecs) Encode(w io.Writer, m image.Image, format string, quality int) err
 		// and up and the finer mode choices of 1 and 2: on a 320 px photograph's YUV it
 		// encoded in 6.5 ms against 9.5 ms at method 1 (57 ms at 4 from RGBA), 12% larger
 		// (docs/performance.md "Variants"; WebP stays at a fifth of PocketBase's bytes).
-		o := webp.Options{Quality: min(quality, 99), Method: 0}
+		quality, method := min(quality, 99), 0
 		switch t := m.(type) {
 		case *image.YCbCr:
 			if t.SubsampleRatio == image.YCbCrSubsampleRatio420 {
-				return webp.Encode(w, webpYUV(t), o)
+				return c.webp.encodeWebP(w, webpYUV(t), t.Rect.Dx(), t.Rect.Dy(), webpYUV420A, quality, method)
 			}
 		case *image.Gray:
-			return webp.Encode(w, webpYUV(grayYCbCr(t)), o)
+			g := grayYCbCr(t)
+			return c.webp.encodeWebP(w, webpYUV(g), g.Rect.Dx(), g.Rect.Dy(), webpYUV420A, quality, method)
 		}
-		return webp.Encode(w, m, o)
+		b := m.Bounds()
+		return c.webp.encodeWebP(w, straightRGBA(m), b.Dx(), b.Dy(), webpRGBA, quality, method)
 	case "avif":
 		return avif.Encode(w, m, avif.Options{Quality: min(quality, 99), QualityAlpha: min(quality, 99), Speed: 10, ChromaSubsampling: image.YCbCrSubsampleRatio420})
 	}
@@ -128,29 +141,43 @@ func grayYCbCr(g *image.Gray) *image.YCbCr {
 		SubsampleRatio: image.YCbCrSubsampleRatio420, Rect: image.Rect(0, 0, w, h)}
 }
 
-// webpYUV lays y out as gen2brain/webp takes YUV 4:2:0: one buffer of the luma plane, the two
-// chroma planes and an opaque alpha plane (libwebp writes no alpha when it is all 255), without
-// row padding, in libwebp's studio range.
-func webpYUV(y *image.YCbCr) *image.NYCbCrA {
+// webpYUV lays y out as libwebp's YUV 4:2:0 input with alpha (webpYUV420A): one buffer of the
+// luma plane, the two chroma planes and an opaque alpha plane (libwebp writes no alpha when it
+// is all 255), without row padding, in libwebp's studio range.
+func webpYUV(y *image.YCbCr) []byte {
 	b := y.Rect
-	out := image.NewNYCbCrA(image.Rectangle{Max: b.Size()}, image.YCbCrSubsampleRatio420)
 	w, h := b.Dx(), b.Dy()
+	cw, ch := (w+1)/2, (h+1)/2
+	buf := make([]byte, 2*w*h+2*cw*ch)
+	luma, cb, cr, alpha := buf[:w*h], buf[w*h:w*h+cw*ch], buf[w*h+cw*ch:w*h+2*cw*ch], buf[w*h+2*cw*ch:]
 	for r := range h {
 		src := y.Y[y.YOffset(b.Min.X, b.Min.Y+r):][:w]
-		dst := out.Y[r*out.YStride:][:w]
+		dst := luma[r*w:][:w]
 		for i, v := range src {
 			dst[i] = lumaStudio[v]
 		}
 	}
-	for r := range (h + 1) / 2 {
+	for r := range ch {
 		o := y.COffset(b.Min.X, b.Min.Y+2*r)
-		for i := range out.CStride {
-			out.Cb[r*out.CStride+i] = chromaStudio[y.Cb[o+i]]
-			out.Cr[r*out.CStride+i] = chromaStudio[y.Cr[o+i]]
+		for i := range cw {
+			cb[r*cw+i] = chromaStudio[y.Cb[o+i]]
+			cr[r*cw+i] = chromaStudio[y.Cr[o+i]]
 		}
 	}
-	for i := range out.A {
-		out.A[i] = 255
+	for i := range alpha {
+		alpha[i] = 255
 	}
-	return out
+	return buf
+}
+
+// straightRGBA answers m's pixels as straight-alpha RGBA rows without padding (libwebp's RGBA
+// input): an *image.NRGBA's own bytes when they are laid out so, else a converted copy.
+func straightRGBA(m image.Image) []byte {
+	b := m.Bounds()
+	if n, ok := m.(*image.NRGBA); ok && n.Stride == 4*b.Dx() {
+		return n.Pix[n.PixOffset(b.Min.X, b.Min.Y):][:4*b.Dx()*b.Dy()]
+	}
+	dst := image.NewNRGBA(image.Rectangle{Max: b.Size()})
+	draw.Draw(dst, dst.Bounds(), m, b.Min, draw.Src)
+	return dst.Pix
 }
