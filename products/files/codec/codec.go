@@ -1,10 +1,9 @@
 // Package codec encodes the pixels of an image variant: JPEG and PNG with Go's standard
 // library, WebP and AVIF with the reference libraries (libwebp, libavif with aom) compiled to
-// WebAssembly and run on wazero, so the gateway stays one static binary without cgo: AVIF by
-// github.com/gen2brain/avif, WebP by the libwebp module github.com/gen2brain/webp embeds, run
-// here on a runtime of this package whose instances are kept between encodes (webpwasm.go).
-// Build with the nodynamic tag (the Makefile does): without it gen2brain/avif first looks for
-// a system libavif at start-up.
+// WebAssembly and run on wazero, so the gateway stays one static binary without cgo. The
+// WebAssembly is the very modules github.com/gen2brain/webp and github.com/gen2brain/avif
+// embed, run on this package's own runtimes (wasm.go): WebP instances are kept between
+// encodes, AVIF's memory is mapped outside the Go heap.
 //
 // It is the one door of the variants to a Wasm runtime (edge/deps_test.go): products/files
 // declares the small Encoder interface it needs and this package's Codecs implements it, so
@@ -20,8 +19,6 @@ import (
 	"image/png"
 	"io"
 	"math"
-
-	"github.com/gen2brain/avif"
 )
 
 // Codecs encodes JPEG, PNG, WebP and AVIF. The zero value is ready, and makes a new instance
@@ -41,8 +38,9 @@ func New(keep int) Codecs {
 // Warm compiles the WebP and AVIF encoders' WebAssembly now (otherwise their first use does):
 // a variant worker process calls it when it starts, so its first builds do not wait for it.
 func Warm() {
-	_, _ = webpModule() // an error shows at the first WebP encode
-	avif.InitEncoder()
+	// An error shows at the first encode.
+	_, _ = webpModule()
+	_, _ = avifModule()
 }
 
 // Formats the package writes, by name, with their MIME types.
@@ -85,7 +83,7 @@ func (c Codecs) Encode(w io.Writer, m image.Image, format string, quality int) e
 		b := m.Bounds()
 		return c.webp.encodeWebP(w, straightRGBA(m), b.Dx(), b.Dy(), webpRGBA, quality, method)
 	case "avif":
-		return avif.Encode(w, m, avif.Options{Quality: min(quality, 99), QualityAlpha: min(quality, 99), Speed: 10, ChromaSubsampling: image.YCbCrSubsampleRatio420})
+		return encodeAVIF(w, m, min(quality, 99), min(quality, 99), 10)
 	}
 	return fmt.Errorf("codec: unknown format %q", format)
 }

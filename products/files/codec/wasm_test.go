@@ -5,6 +5,7 @@ import (
 	"image"
 	"testing"
 
+	"github.com/gen2brain/avif"
 	"github.com/gen2brain/webp"
 )
 
@@ -104,6 +105,64 @@ func BenchmarkWebPEncode(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// encodeAVIF writes exactly what gen2brain/avif writes with the same module and options, for
+// YCbCr, opaque and translucent NRGBA input and odd sizes, call after call.
+func TestAVIFMappedMemory(t *testing.T) {
+	t.Parallel()
+	translucent := image.NewNRGBA(image.Rect(0, 0, 37, 21))
+	for i := range translucent.Pix {
+		translucent.Pix[i] = uint8(i * 29)
+	}
+	for _, tc := range []struct {
+		name string
+		m    image.Image
+	}{
+		{"yuv 100", testYCbCr(100, 100)},
+		{"yuv odd", testYCbCr(51, 17)},
+		{"translucent", translucent},
+	} {
+		var want bytes.Buffer
+		if err := avif.Encode(&want, tc.m, avif.Options{Quality: 70, QualityAlpha: 70, Speed: 10, ChromaSubsampling: image.YCbCrSubsampleRatio420}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			var got bytes.Buffer
+			if err := (Codecs{}).Encode(&got, tc.m, "avif", 70); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("%s, call %d: %d bytes differ from gen2brain/avif's %d", tc.name, i, got.Len(), want.Len())
+			}
+		}
+	}
+}
+
+// BenchmarkAVIFEncode is an AVIF encode of a w x w YUV image here (mapped: the memory outside
+// the Go heap) and by gen2brain/avif (its instance's memory a Go slice grown by copying).
+func BenchmarkAVIFEncode(b *testing.B) {
+	for _, w := range []int{8, 100, 320} {
+		m := testYCbCr(w, w)
+		b.Run("mapped/"+itoa(w), func(b *testing.B) {
+			var buf bytes.Buffer
+			for range b.N {
+				buf.Reset()
+				if err := (Codecs{}).Encode(&buf, m, "avif", 80); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("gen2brain/"+itoa(w), func(b *testing.B) {
+			var buf bytes.Buffer
+			for range b.N {
+				buf.Reset()
+				if err := avif.Encode(&buf, m, avif.Options{Quality: 80, QualityAlpha: 80, Speed: 10, ChromaSubsampling: image.YCbCrSubsampleRatio420}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
