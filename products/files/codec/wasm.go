@@ -23,8 +23,8 @@ import (
 // grows page by page, every growth copying all of it (wazero's default memory), and leave it
 // to the collector. For a small image that was most of the encode: 0.5 ms of WebP and about
 // 12 ms of AVIF before any pixel (BenchmarkWebPEncode, BenchmarkAVIFEncode), and in make
-// bench-variants' WebP phase the worker spent about as much CPU on instances, memory growth
-// and collecting them as in libwebp itself (docs/performance.md "Variants").
+// bench-variants' WebP phase the worker spent two thirds as much CPU on instances, memory
+// growth and collecting them as in libwebp itself (docs/performance.md "Variants").
 
 // wasmCode is one module compiled (once per process: a few hundred milliseconds, a second
 // for AVIF) on a runtime of its own, and how its instances are made.
