@@ -284,3 +284,52 @@ func TestFilterPlane(t *testing.T) {
 		})
 	}
 }
+
+// shrinkAxes averages each k x k block (the last row and column of blocks smaller), rounded,
+// halving included (its own loop): against the plain average of every block, for crops of
+// even and odd sizes and offsets.
+func TestShrinkAxes(t *testing.T) {
+	t.Parallel()
+	src := plane{pix: make([]byte, 211*97), stride: 211, w: 205, h: 97}
+	for i := range src.pix {
+		src.pix[i] = uint8(i*31 + i/211*7 + (i%13)*(i%3)*17)
+	}
+	for _, tc := range []struct {
+		name           string
+		x0, x1, y0, y1 int // the crop
+		nx, ny         int // the output's size
+	}{
+		{"halving, even", 0, 200, 0, 96, 50, 24},
+		{"halving, odd", 3, 204, 1, 96, 45, 20},
+		{"a third", 0, 205, 0, 97, 16, 16},
+		{"a seventh, cropped", 10, 190, 5, 90, 6, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sx, sy := float64(tc.x1-tc.x0)/float64(tc.nx), float64(tc.y1-tc.y0)/float64(tc.ny)
+			x := axis{lo: tc.x0, hi: tc.x1, c0: float64(tc.x0) + sx/2, step: sx, n: tc.nx}
+			y := axis{lo: tc.y0, hi: tc.y1, c0: float64(tc.y0) + sy/2, step: sy, n: tc.ny}
+			got, _, _ := shrinkAxes(src, x, y)
+			k := int(min(sx, sy) / 2)
+			if k < 2 {
+				t.Fatalf("the case shrinks by %d", k)
+			}
+			w, h := (tc.x1-tc.x0+k-1)/k, (tc.y1-tc.y0+k-1)/k
+			if got.w != w || got.h != h {
+				t.Fatalf("%dx%d, want %dx%d", got.w, got.h, w, h)
+			}
+			for oy := range h {
+				for ox := range w {
+					sum, n := 0, 0
+					for yy := tc.y0 + oy*k; yy < min(tc.y1, tc.y0+(oy+1)*k); yy++ {
+						for xx := tc.x0 + ox*k; xx < min(tc.x1, tc.x0+(ox+1)*k); xx++ {
+							sum, n = sum+int(src.pix[yy*src.stride+xx]), n+1
+						}
+					}
+					if want := (sum + n/2) / n; int(got.pix[oy*got.stride+ox]) != want {
+						t.Fatalf("block (%d, %d) of %d: %d, want %d", ox, oy, k, got.pix[oy*got.stride+ox], want)
+					}
+				}
+			}
+		})
+	}
+}
