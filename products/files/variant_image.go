@@ -310,29 +310,22 @@ func unpremultiply(dst *image.NRGBA, at image.Point, src *image.RGBA) {
 }
 
 // storedRect maps a rectangle of the displayed image to the stored pixels (w x h stored) under
-// EXIF orientation o.
+// EXIF orientation o: the displayed image turned by o's inverse (6 and 8 undo each other, the
+// other orientations undo themselves) is the stored one.
 func storedRect(o, w, h int, r image.Rectangle) image.Rectangle {
-	p := func(dx, dy int) image.Point {
-		switch o {
-		case 2:
-			return image.Pt(w-1-dx, dy)
-		case 3:
-			return image.Pt(w-1-dx, h-1-dy)
-		case 4:
-			return image.Pt(dx, h-1-dy)
-		case 5:
-			return image.Pt(dy, dx)
-		case 6:
-			return image.Pt(dy, h-1-dx)
-		case 7:
-			return image.Pt(w-1-dy, h-1-dx)
-		case 8:
-			return image.Pt(w-1-dy, dx)
-		}
-		return image.Pt(dx, dy)
+	inv, dw, dh := o, w, h
+	switch o {
+	case 6:
+		inv = 8
+	case 8:
+		inv = 6
 	}
-	a, c := p(r.Min.X, r.Min.Y), p(r.Max.X-1, r.Max.Y-1)
-	return image.Rect(min(a.X, c.X), min(a.Y, c.Y), max(a.X, c.X)+1, max(a.Y, c.Y)+1)
+	if o >= 5 && o <= 8 {
+		dw, dh = h, w
+	}
+	ax, ay := oriented(inv, r.Min.X, r.Min.Y, dw, dh)
+	cx, cy := oriented(inv, r.Max.X-1, r.Max.Y-1, dw, dh)
+	return image.Rect(min(ax, cx), min(ay, cy), max(ax, cx)+1, max(ay, cy)+1)
 }
 
 // oriented is where the stored pixel (x, y) of a w x h image goes once turned upright for
