@@ -9,7 +9,6 @@ import (
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/ristretto/v2"
-	"github.com/dgraph-io/ristretto/v2/z"
 )
 
 // badgerEngine is the embedded backend: one badger database and its group committer.
@@ -20,9 +19,9 @@ type badgerEngine struct {
 	closed bool
 	// gcStop ends the value log collector, gcDone says it has.
 	gcStop, gcDone chan struct{}
-	// pool is badger's pool of table builders, taken out of use at open (unpoolBuilders) and
-	// released after badger closes.
-	pool *z.AllocatorPool
+	// drained says badger's pool of table builders was taken out of use at open
+	// (drainBuilders).
+	drained bool
 }
 
 var _ engine = (*badgerEngine)(nil)
@@ -105,7 +104,7 @@ func openBadger(opts Options) (*badgerEngine, error) {
 		return nil, fmt.Errorf("store: open %q: %w", opts.Dir, err)
 	}
 	durable := opts.SyncWrites && !opts.InMemory
-	e := &badgerEngine{bdb: bdb, c: newCommitter(bdb, bo.Dir, durable), pool: unpoolBuilders(bdb)}
+	e := &badgerEngine{bdb: bdb, c: newCommitter(bdb, bo.Dir, durable), drained: drainBuilders(bdb)}
 	e.c.start()
 	if !opts.InMemory {
 		e.gcStop, e.gcDone = make(chan struct{}), make(chan struct{})
@@ -148,9 +147,7 @@ func (e *badgerEngine) close() error {
 	if e.c != nil {
 		e.c.close()
 	}
-	err := e.bdb.Close()
-	e.pool.Release() // nil-safe
-	return err
+	return e.bdb.Close()
 }
 
 func (e *badgerEngine) commitStats() (commits, ops uint64) {
