@@ -98,8 +98,15 @@ func (s *Service) OpenVariant(ctx context.Context, r VariantRequest) (VariantAns
 			s.m.variantHits.Inc()
 		}
 		obj, err := s.open.open(b.BlobKey, func() (blob.Object, error) { return s.o.Blobs.Open(ctx, b.BlobKey) })
+		if err == nil && obj.Size() != b.Size {
+			// Written Remakeable, cut short by a crash before it reached the disk.
+			obj.Close()
+			s.open.forget(b.BlobKey)
+			err = blob.ErrNotFound
+		}
 		if errors.Is(err, blob.ErrNotFound) {
-			// The record outlived its bytes (removed by hand): forget it and build again.
+			// The record outlived its bytes (removed by hand, or lost in a crash): forget it
+			// and build again.
 			s.dropBuilt(ctx, a.ID, key)
 			continue
 		}
@@ -216,7 +223,9 @@ func (s *Service) build(a *Asset, spec Spec, target, key string) (b *Built, err 
 		MimeType: codec.MimeType(format), Size: int64(len(out)), SHA256: hex.EncodeToString(sum[:]),
 		Width: size.X, Height: size.Y, CreatedAt: s.now().UTC(),
 	}
-	if _, err := s.o.Blobs.Put(ctx, b.BlobKey, blob.SizedReader(bytes.NewReader(out), b.Size), b.MimeType); err != nil {
+	// A variant can be made again from its original: its file is not synced (OpenVariant
+	// rebuilds one a crash cut short), and its record is written after it.
+	if _, err := s.o.Blobs.Put(blob.Remakeable(ctx), b.BlobKey, blob.SizedReader(bytes.NewReader(out), b.Size), b.MimeType); err != nil {
 		return nil, fmt.Errorf("files: storing variant %s of %s: %w", key, a.ID, err)
 	}
 	raw, err := json.Marshal(b)
