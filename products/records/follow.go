@@ -152,6 +152,7 @@ func (s *Service) follow(ctx context.Context) error {
 			delete(s.fol.seen, k)
 		}
 	}
+	s.folSeen.Store(int64(len(s.fol.seen)))
 	return nil
 }
 

@@ -36,6 +36,7 @@ func Build(_ context.Context, d module.Deps) (module.Module, error) {
 			d.Registerer.Register(membudget.Used("gatehouse_memory_used_bytes", "records_read_cache", func() float64 { _, b := svc.CacheStats(); return float64(b) })),
 			d.Registerer.Register(membudget.Used("gatehouse_memory_used_records", "records_hot", func() float64 { n, _ := svc.CacheStats(); return float64(n) })),
 			d.Registerer.Register(membudget.Used("gatehouse_memory_used_bytes", "title_index", func() float64 { return float64(titles.MemoryUsed()) })),
+			d.Registerer.Register(membudget.Used("gatehouse_memory_used_records", "journal_follower", func() float64 { return float64(svc.FollowerEntries()) })),
 		); err != nil {
 			return module.Module{}, errors.Join(err, svc.Close())
 		}

@@ -128,6 +128,10 @@ func TestNodesFollowTheJournal(t *testing.T) {
 			ab := bn.awaitSearch(t, "zebra", "x-1")
 			put(t, bn, "x-2", "Zebra stripes")
 			ba := a.awaitSearch(t, "zebra", "x-1", "x-2")
+			// a's follower remembers the entry it just indexed (/metrics: journal_follower).
+			if n := a.svc.FollowerEntries(); n < 1 {
+				t.Errorf("a's follower remembers %d entries after indexing b's write", n)
+			}
 			t.Logf("a write found by q on the other node after %v (a to b) and %v (b to a)", ab.Round(time.Millisecond), ba.Round(time.Millisecond))
 			bn.awaitSearch(t, "changed", "post-1")
 

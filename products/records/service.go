@@ -121,6 +121,8 @@ type Service struct {
 	retention time.Duration
 	fol       follower
 	jnow      func() time.Time
+	// folSeen is len(fol.seen) after the last follow, read by /metrics without titleMu.
+	folSeen atomic.Int64
 }
 
 // NewService returns the service; it starts nothing. Start it before serving (it repairs the
@@ -171,6 +173,12 @@ func NewService(o Options) (*Service, error) {
 func (s *Service) CacheStats() (hotRecords int, readCacheBytes int64) {
 	return s.hot.Len(), s.budget.Used()
 }
+
+// FollowerEntries is how many journal entries this node's title index remembers having
+// indexed since its mark (follow.go: those of the last followLookback, 5 s; 0 on a store not
+// shared), for /metrics. Each follow pass also reads at most followChunk (5,000) entries a
+// batch.
+func (s *Service) FollowerEntries() int64 { return s.folSeen.Load() }
 
 // Close stops the title worker (see Stop) and closes the title index.
 func (s *Service) Close() error {

@@ -91,6 +91,7 @@ func TestMetricsShowWhatEachPartHolds(t *testing.T) {
 		`gatehouse_memory_used_bytes{part="records_read_cache"}`,
 		`gatehouse_memory_used_bytes{part="title_index"}`,
 		`gatehouse_memory_used_records{part="records_hot"}`,
+		`gatehouse_memory_used_records{part="journal_follower"}`,
 		`gatehouse_memory_bound_bytes{part="badger_memtables"}`,
 		`gatehouse_memory_bound_bytes{part="variants"}`,
 	} {
