@@ -42,6 +42,15 @@ type Store interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// PrefixDeleter is a Store that deletes every object under a folder at once: the owner of
+// objects it may not have recorded (a Remakeable object whose record a crash lost) removes
+// them with their folder. Local and S3 implement it.
+type PrefixDeleter interface {
+	// DeletePrefix removes every object whose key starts with prefix + "/"; prefix is a
+	// key (CheckKey), and none there is not an error.
+	DeletePrefix(ctx context.Context, prefix string) error
+}
+
 // remakeableKey marks a context whose writes are Remakeable.
 type remakeableKey struct{}
 
@@ -79,7 +88,10 @@ func CheckKey(key string) error {
 // Local stores objects as files below a root folder.
 type Local struct{ root string }
 
-var _ Store = (*Local)(nil)
+var (
+	_ Store         = (*Local)(nil)
+	_ PrefixDeleter = (*Local)(nil)
+)
 
 // NewLocal returns a store rooted at dir, creating it.
 func NewLocal(dir string) (*Local, error) {
@@ -155,6 +167,18 @@ func (l *Local) Delete(_ context.Context, key string) error {
 		return err
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("blob: %w", err)
+	}
+	return nil
+}
+
+// DeletePrefix removes the folder prefix with every file in it.
+func (l *Local) DeletePrefix(_ context.Context, prefix string) error {
+	p, err := l.path(prefix)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(p); err != nil {
 		return fmt.Errorf("blob: %w", err)
 	}
 	return nil

@@ -33,7 +33,10 @@ type S3 struct {
 	bucket string
 }
 
-var _ Store = (*S3)(nil)
+var (
+	_ Store         = (*S3)(nil)
+	_ PrefixDeleter = (*S3)(nil)
+)
 
 // NewS3 connects to the service and checks that the bucket exists.
 func NewS3(ctx context.Context, o S3Options) (*S3, error) {
@@ -111,6 +114,24 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 		return fmt.Errorf("blob: s3 delete %s: %w", key, err)
 	}
 	return nil
+}
+
+// DeletePrefix removes every object whose key starts with prefix + "/".
+func (s *S3) DeletePrefix(ctx context.Context, prefix string) error {
+	if err := CheckKey(prefix); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops minio-go's listing goroutine on a failure
+	for obj := range s.c.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix + "/", Recursive: true}) {
+		if obj.Err != nil {
+			return fmt.Errorf("blob: s3 list %s: %w", prefix, obj.Err)
+		}
+		if err := s.Delete(ctx, obj.Key); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
 }
 
 // List calls fn with the key and size of every object of the bucket, in key order. Backups

@@ -165,3 +165,42 @@ func TestList(t *testing.T) {
 		}
 	}
 }
+
+// DeletePrefix removes the objects under a folder, at any depth, and nothing beside it (not
+// a key that only starts with the same letters); an empty or missing folder is no error, a bad
+// key is refused.
+func TestDeletePrefix(t *testing.T) {
+	t.Parallel()
+	local, err := NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]interface {
+		Store
+		PrefixDeleter
+		List(context.Context, func(string, int64) error) error
+	}{"local": local, "s3": newFakeS3(t)} {
+		ctx := context.Background()
+		for _, k := range []string{"o/variants/a1/x.webp", "o/variants/a1/y/z.jpg", "o/variants/a10/x.webp", "o/originals/a1/p.jpg"} {
+			if _, err := s.Put(Remakeable(ctx), k, strings.NewReader(k), "image/webp"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.DeletePrefix(ctx, "o/variants/a1"); err != nil {
+			t.Fatalf("%s: DeletePrefix: %v", name, err)
+		}
+		var got []string
+		if err := s.List(ctx, func(k string, _ int64) error { got = append(got, k); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if want := "o/originals/a1/p.jpg o/variants/a10/x.webp"; strings.Join(got, " ") != want {
+			t.Errorf("%s: after DeletePrefix: %v, want %s", name, got, want)
+		}
+		if err := s.DeletePrefix(ctx, "o/variants/none"); err != nil {
+			t.Errorf("%s: DeletePrefix of a missing folder = %v", name, err)
+		}
+		if err := s.DeletePrefix(ctx, "../o"); !errors.Is(err, ErrBadKey) {
+			t.Errorf("%s: DeletePrefix(../o) = %v, want ErrBadKey", name, err)
+		}
+	}
+}

@@ -176,8 +176,8 @@ func (e *badgerEngine) view(_ context.Context, fn func(*Txn) error) error {
 	return e.bdb.View(func(t *badger.Txn) error { return fn(&Txn{r: badgerReader{t}}) })
 }
 
-func (e *badgerEngine) update(ctx context.Context, fn func(*Txn) error) error {
-	return e.c.submit(ctx, fn)
+func (e *badgerEngine) update(ctx context.Context, fn func(*Txn) error, unsynced bool) error {
+	return e.c.submit(ctx, fn, unsynced)
 }
 
 // badgerBatch is badger's own write batch. It writes outside the committer, so the

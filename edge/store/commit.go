@@ -27,6 +27,9 @@ type op struct {
 	// panicked holds a panic of fn with its stack, re-raised in the caller's goroutine.
 	panicked any
 	done     chan struct{}
+	// skipSync answers the caller once committed, without waiting for the sync
+	// (DB.UpdateUnsynced).
+	skipSync bool
 }
 
 // call runs fn, turning a panic into a value the caller re-raises.
@@ -111,18 +114,22 @@ func (c *committer) run(batch []*op) {
 		n, vlog := c.round(batch)
 		var durable []*op
 		for _, o := range batch[:n] {
-			if c.sync && o.err == nil {
+			if c.sync && o.err == nil && !o.skipSync {
 				durable = append(durable, o)
 				continue
 			}
 			close(o.done)
 		}
-		if len(durable) > 0 {
+		if len(durable) > 0 || (c.sync && vlog) {
+			// A round of unsynced writes alone that wrote to the value log marks it for the
+			// next sync, so that no synced log entry ever points past the synced value log.
 			c.smu.Lock()
 			c.unsynced = append(c.unsynced, durable...)
 			c.vlogDirty = c.vlogDirty || vlog
 			c.smu.Unlock()
-			c.scond.Signal()
+			if len(durable) > 0 {
+				c.scond.Signal()
+			}
 		}
 		batch = batch[n:]
 	}

@@ -330,3 +330,62 @@ func TestLargeValuesFitOneCommit(t *testing.T) {
 		return nil
 	})
 }
+
+// UpdateUnsynced answers once committed, without a sync: its writes are visible at once,
+// no sync runs for them, the next durable Update syncs them too (the value log included, for
+// a value past badger's threshold), and all are there after a reopen.
+func TestUpdateUnsynced(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, err := Open(Options{Dir: dir, SyncWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	big := bytes.Repeat([]byte("v"), badgerValueThreshold+1)
+	syncs := db.SyncStats()
+	for i := 0; i < 20; i++ {
+		val := []byte("small")
+		if i%2 == 1 {
+			val = big
+		}
+		if err := db.UpdateUnsynced(ctx, func(tx *Txn) error { return tx.Set(fmt.Appendf(nil, "u/%02d", i), val) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := db.SyncStats(); got != syncs {
+		t.Errorf("%d syncs ran for unsynced Updates", got-syncs)
+	}
+	if err := db.View(ctx, func(tx *Txn) error { _, err := tx.Get([]byte("u/19")); return err }); err != nil {
+		t.Errorf("an unsynced write read back at once: %v", err)
+	}
+	if err := db.Update(ctx, func(tx *Txn) error { return tx.Set([]byte("d/0"), []byte("durable")) }); err != nil {
+		t.Fatal(err)
+	}
+	if db.SyncStats() == syncs {
+		t.Errorf("no sync ran for the durable Update")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	if err := db.View(ctx, func(tx *Txn) error {
+		return tx.Iterate(IterOptions{Prefix: []byte("u/")}, func(k, v []byte) (bool, error) {
+			if len(v) != len("small") && !bytes.Equal(v, big) {
+				return false, fmt.Errorf("%s holds %d bytes", k, len(v))
+			}
+			n++
+			return true, nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 20 {
+		t.Errorf("%d unsynced writes after a reopen, want 20", n)
+	}
+}

@@ -21,10 +21,11 @@ func (q *opQueue) init() {
 	q.in, q.quit, q.done = make(chan *op, queueCap), make(chan struct{}), make(chan struct{})
 }
 
-// submit queues fn and waits for its verdict. Once queued, fn runs and the caller waits for
-// the commit even if ctx ends, so an acknowledged write is never reported as failed.
-func (q *opQueue) submit(ctx context.Context, fn func(*Txn) error) error {
-	o := &op{fn: fn, done: make(chan struct{})}
+// submit queues fn and waits for its verdict (unsynced: not for its durability). Once queued,
+// fn runs and the caller waits for the commit even if ctx ends, so an acknowledged write is
+// never reported as failed.
+func (q *opQueue) submit(ctx context.Context, fn func(*Txn) error, unsynced bool) error {
+	o := &op{fn: fn, done: make(chan struct{}), skipSync: unsynced}
 	q.mu.RLock()
 	if q.closed {
 		q.mu.RUnlock()

@@ -229,9 +229,10 @@ func (e *pgEngine) size() (int64, int64) {
 	return n, 0
 }
 
-// update hands fn to the committer (pgcommit.go).
-func (e *pgEngine) update(ctx context.Context, fn func(*Txn) error) error {
-	return e.c.submit(ctx, fn)
+// update hands fn to the committer (pgcommit.go); every commit is durable (unsynced is not
+// used: PostgreSQL's commits are its own).
+func (e *pgEngine) update(ctx context.Context, fn func(*Txn) error, _ bool) error {
+	return e.c.submit(ctx, fn, false)
 }
 
 // errEmptyKey refuses an empty key, as badger does.

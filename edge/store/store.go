@@ -143,7 +143,8 @@ func orDefault(v, def int) int {
 // engine is what a backend implements; DB is the same for every backend.
 type engine interface {
 	view(ctx context.Context, fn func(*Txn) error) error
-	update(ctx context.Context, fn func(*Txn) error) error
+	// update commits fn; unsynced answers once committed, not waiting for durability.
+	update(ctx context.Context, fn func(*Txn) error, unsynced bool) error
 	newBatch() batchWriter
 	backup(w io.Writer) error
 	load(r io.Reader) error
@@ -275,7 +276,19 @@ func (db *DB) Update(ctx context.Context, fn func(*Txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return db.e.update(ctx, fn)
+	return db.e.update(ctx, fn, false)
+}
+
+// UpdateUnsynced is Update for writes that can be made again (the record of an image
+// variant): it returns once fn's writes are committed, visible to every reader, without
+// waiting for them to be durable. A crash of the process keeps them; a crash of the machine
+// before the next durable commit (any Update's) or badger's own sync may lose them, never
+// a part of one. On postgres it is Update.
+func (db *DB) UpdateUnsynced(ctx context.Context, fn func(*Txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.e.update(ctx, fn, true)
 }
 
 // Backup writes a consistent snapshot of the database to w while it keeps serving, in

@@ -145,10 +145,20 @@ func (s *Service) DeleteAsset(ctx context.Context, id string, visible func(org s
 	}
 	s.hot.Remove(id)
 	keys := []string{gone.StorageKey}
+	folder, byFolder := s.o.Blobs.(blob.PrefixDeleter)
 	for _, b := range variants {
 		s.builtHot.Remove(id + "/" + b.Key)
 		s.open.forget(b.BlobKey)
-		keys = append(keys, b.BlobKey)
+		if !byFolder {
+			keys = append(keys, b.BlobKey)
+		}
+	}
+	// The variants' folder goes whole where the store can: it also holds the files of
+	// variants whose record a crash lost (their records are written unsynced, variant_build.go).
+	if byFolder {
+		if err := folder.DeletePrefix(ctx, variantFolder(gone.Org, id)); err != nil {
+			s.log.Warn("files: deleting an asset's variants", "asset", id, "err", err)
+		}
 	}
 	for _, k := range keys {
 		if err := s.o.Blobs.Delete(ctx, k); err != nil && !errors.Is(err, blob.ErrNotFound) {

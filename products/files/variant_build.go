@@ -35,6 +35,10 @@ type Built struct {
 }
 
 func builtKey(assetID, key string) []byte { return store.Key(prefix, "b", assetID, key) }
+
+// variantFolder is the blob folder of asset id's variants, beside its original:
+// <org>/variants/<asset_id>.
+func variantFolder(org, id string) string { return org + "/variants/" + id }
 func builtPrefix(assetID string) []byte   { return store.Prefix(prefix, "b", assetID) }
 
 // VariantRequest is one request of a variant URL: {asset_host}/<Org>/<Segment>/<ID>/<Name>,
@@ -219,12 +223,13 @@ func (s *Service) build(a *Asset, spec Spec, target, key string) (b *Built, err 
 	}
 	sum := sha256.Sum256(out)
 	b = &Built{
-		Key: key, BlobKey: a.Org + "/variants/" + a.ID + "/" + key + "." + format,
+		Key: key, BlobKey: variantFolder(a.Org, a.ID) + "/" + key + "." + format,
 		MimeType: codec.MimeType(format), Size: int64(len(out)), SHA256: hex.EncodeToString(sum[:]),
 		Width: size.X, Height: size.Y, CreatedAt: s.now().UTC(),
 	}
-	// A variant can be made again from its original: its file is not synced (OpenVariant
-	// rebuilds one a crash cut short), and its record is written after it.
+	// A variant can be made again from its original: neither its file nor its record waits
+	// for the disk (OpenVariant rebuilds one whose file a crash cut short; a record a crash
+	// lost is built again), and its record is written after its file.
 	if _, err := s.o.Blobs.Put(blob.Remakeable(ctx), b.BlobKey, blob.SizedReader(bytes.NewReader(out), b.Size), b.MimeType); err != nil {
 		return nil, fmt.Errorf("files: storing variant %s of %s: %w", key, a.ID, err)
 	}
@@ -232,7 +237,7 @@ func (s *Service) build(a *Asset, spec Spec, target, key string) (b *Built, err 
 	if err != nil {
 		return nil, err
 	}
-	err = s.o.DB.Update(ctx, func(txn *store.Txn) error {
+	err = s.o.DB.UpdateUnsynced(ctx, func(txn *store.Txn) error {
 		if ok, err := txn.Has(assetKey(a.ID)); err != nil || !ok {
 			if err == nil {
 				err = ErrAssetNotFound

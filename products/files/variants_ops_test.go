@@ -96,6 +96,11 @@ func TestVariantsDeletedWithAsset(t *testing.T) {
 			t.Errorf("variant stored at %s", k)
 		}
 	}
+	// A variant whose record a crash lost (records of variants are written unsynced): its
+	// file goes with the asset too.
+	if err := os.WriteFile(filepath.Join(dir, "w10_auto_q80.jpeg"), []byte("orphan"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if r := e.Do("DELETE", "/admin/v1/assets/"+id, nil, "Authorization", "Bearer test-admin-token"); r.Status != 204 {
 		t.Fatalf("DELETE = %d %s", r.Status, r.Body)
 	}
@@ -145,11 +150,17 @@ func TestVariantsOnS3(t *testing.T) {
 		t.Fatalf("the variant's object %s: %v", key, err)
 	}
 	obj.Close()
+	orphan := "acme/variants/" + id + "/w10_auto_q80.jpeg" // its record lost in a crash
+	if _, err := s3.Put(context.Background(), orphan, strings.NewReader("orphan"), "image/jpeg"); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.svc.DeleteAsset(context.Background(), id, func(string) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s3.Open(context.Background(), key); !errors.Is(err, blob.ErrNotFound) {
-		t.Errorf("the variant's object after the deletion: %v", err)
+	for _, k := range []string{key, orphan} {
+		if _, err := s3.Open(context.Background(), k); !errors.Is(err, blob.ErrNotFound) {
+			t.Errorf("the variant's object %s after the deletion: %v", k, err)
+		}
 	}
 }
 
