@@ -125,21 +125,38 @@ func TestDurableAcrossMemtableRotation(t *testing.T) {
 	if db.SyncStats() == 0 {
 		t.Errorf("no sync ran for durable Updates")
 	}
+	if n := reopenCount(t, db, dir, "r/", nil); n != 1600 {
+		t.Errorf("%d of 1600 keys after reopen", n)
+	}
+}
+
+// reopenCount closes db, opens dir again and counts the keys under prefix, each checked by
+// check (when not nil).
+func reopenCount(t *testing.T, db *DB, dir, prefix string, check func(k, v []byte) error) int {
+	t.Helper()
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = Open(Options{Dir: dir})
+	db, err := Open(Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	n := 0
-	_ = db.View(context.Background(), func(tx *Txn) error {
-		return tx.Iterate(IterOptions{Prefix: []byte("r/"), KeysOnly: true}, func(_, _ []byte) (bool, error) { n++; return true, nil })
-	})
-	if n != 1600 {
-		t.Errorf("%d of 1600 keys after reopen", n)
+	if err := db.View(context.Background(), func(tx *Txn) error {
+		return tx.Iterate(IterOptions{Prefix: []byte(prefix)}, func(k, v []byte) (bool, error) {
+			if check != nil {
+				if err := check(k, v); err != nil {
+					return false, err
+				}
+			}
+			n++
+			return true, nil
+		})
+	}); err != nil {
+		t.Fatal(err)
 	}
+	return n
 }
 
 func TestLogFilesInNumericOrder(t *testing.T) {
@@ -365,26 +382,12 @@ func TestUpdateUnsynced(t *testing.T) {
 	if db.SyncStats() == syncs {
 		t.Errorf("no sync ran for the durable Update")
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err = Open(Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	n := 0
-	if err := db.View(ctx, func(tx *Txn) error {
-		return tx.Iterate(IterOptions{Prefix: []byte("u/")}, func(k, v []byte) (bool, error) {
-			if len(v) != len("small") && !bytes.Equal(v, big) {
-				return false, fmt.Errorf("%s holds %d bytes", k, len(v))
-			}
-			n++
-			return true, nil
-		})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	n := reopenCount(t, db, dir, "u/", func(k, v []byte) error {
+		if len(v) != len("small") && !bytes.Equal(v, big) {
+			return fmt.Errorf("%s holds %d bytes", k, len(v))
+		}
+		return nil
+	})
 	if n != 20 {
 		t.Errorf("%d unsynced writes after a reopen, want 20", n)
 	}
