@@ -94,6 +94,7 @@ func (s *Service) EditAsset(ctx context.Context, id string, e Edit, visible func
 		return nil, err
 	}
 	s.hot.Remove(id)
+	s.halves.Remove(id)
 	return out, nil
 }
 
@@ -144,6 +145,7 @@ func (s *Service) DeleteAsset(ctx context.Context, id string, visible func(org s
 		return err
 	}
 	s.hot.Remove(id)
+	s.halves.Remove(id)
 	keys := []string{gone.StorageKey}
 	folder, byFolder := s.o.Blobs.(blob.PrefixDeleter)
 	for _, b := range variants {

@@ -80,6 +80,7 @@ type Service struct {
 	builtHot *lru.Cache[string, *Built]        // made variants by "<asset id>/<key>"
 	open     *openObjects                      // the objects of recently served variants
 	signed   *lru.Cache[string, Spec]          // ad-hoc segments verified, by "<project>/<asset id>/<segment>"
+	halves   *lru.Cache[string, int]           // sourceHalves of recent originals, by asset id
 	flight   singleflight.Group                // one build per variant at a time
 	pool     *buildPool
 	enc      Encoder
@@ -123,6 +124,7 @@ func NewService(o Options) (*Service, error) {
 	s.builtHot, _ = lru.New[string, *Built](8192)
 	s.open = newOpenObjects(128)
 	s.signed, _ = lru.New[string, Spec](4096)
+	s.halves, _ = lru.New[string, int](4096)
 	// An eighth of the variant memory keeps recent decodes (sources), the rest bounds the
 	// builds running at once.
 	budget := int64(o.VariantMemoryMB) << 20

@@ -263,15 +263,24 @@ func (s *Service) build(a *Asset, spec Spec, target, key string) (b *Built, err 
 const headBytes = 128 << 10
 
 // sourceHalves reads the start of a's original for the estimate of its decoded size (the
-// largest when it cannot be read).
+// largest when it cannot be read). An original's bytes never change, so the estimate is
+// kept by asset id: a flood of builds refused for want of a slot (503) reads no file; it
+// read the start of the original for each one.
 func (s *Service) sourceHalves(ctx context.Context, a *Asset) int {
+	if h, ok := s.halves.Get(a.ID); ok {
+		return h
+	}
 	obj, err := s.openBlob(ctx, a.StorageKey)
 	if err != nil {
 		return 8
 	}
 	defer obj.Close()
-	head, _ := io.ReadAll(io.LimitReader(obj, headBytes))
-	return sourceHalves(head, a.MimeType)
+	head, err := io.ReadAll(io.LimitReader(obj, headBytes))
+	h := sourceHalves(head, a.MimeType)
+	if err == nil {
+		s.halves.Add(a.ID, h)
+	}
+	return h
 }
 
 // readOriginal reads the original's bytes (at most MaxFileSize).

@@ -363,3 +363,27 @@ func hostileImages(t *testing.T, e *env) {
 		}
 	}
 }
+
+// The decoded-size estimate of an original is read from its file once and kept: a flood of
+// builds refused for want of a slot reads no file. Deleting the file after the first
+// estimate leaves the estimate as it was (an unreadable original gets the largest, 8).
+func TestSourceHalvesKept(t *testing.T) {
+	t.Parallel()
+	e := start(t, nil)
+	id := e.upload(t, secret, "photo.jpg", "image/jpeg", photo(t, "photo.jpg"))
+	ctx := context.Background()
+	a, err := e.svc.GetAny(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := files.SourceHalvesForTest(e.svc, ctx, a)
+	if first == 8 {
+		t.Fatalf("the estimate of a readable JPEG is the unreadable one (8)")
+	}
+	if err := os.Remove(filepath.Join(e.Dir, "blobs", filepath.FromSlash(a.StorageKey))); err != nil {
+		t.Fatal(err)
+	}
+	if got := files.SourceHalvesForTest(e.svc, ctx, a); got != first {
+		t.Errorf("estimate after the file went: %d, want the kept %d", got, first)
+	}
+}
