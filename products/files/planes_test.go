@@ -273,9 +273,7 @@ func TestFilterPlane(t *testing.T) {
 		{"a column", 5, 6, 0, 131, 1, 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sx, sy := float64(tc.x1-tc.x0)/float64(tc.w), float64(tc.y1-tc.y0)/float64(tc.h)
-			x := axis{lo: tc.x0, hi: tc.x1, c0: float64(tc.x0) + sx/2, step: sx, n: tc.w}
-			y := axis{lo: tc.y0, hi: tc.y1, c0: float64(tc.y0) + sy/2, step: sy, n: tc.h}
+			x, y := lumaAxes(image.Rect(tc.x0, tc.y0, tc.x1, tc.y1), tc.w, tc.h)
 			kx, ky := catmullRomAxis(x), catmullRomAxis(y)
 			got, want := filterPlane(src, kx, ky), filterPlaneLoops(src, kx, ky)
 			if got.w != want.w || got.h != want.h || !bytes.Equal(got.pix, want.pix) {
@@ -305,11 +303,9 @@ func TestShrinkAxes(t *testing.T) {
 		{"a seventh, cropped", 10, 190, 5, 90, 6, 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sx, sy := float64(tc.x1-tc.x0)/float64(tc.nx), float64(tc.y1-tc.y0)/float64(tc.ny)
-			x := axis{lo: tc.x0, hi: tc.x1, c0: float64(tc.x0) + sx/2, step: sx, n: tc.nx}
-			y := axis{lo: tc.y0, hi: tc.y1, c0: float64(tc.y0) + sy/2, step: sy, n: tc.ny}
+			x, y := lumaAxes(image.Rect(tc.x0, tc.y0, tc.x1, tc.y1), tc.nx, tc.ny)
 			got, _, _ := shrinkAxes(src, x, y)
-			k := int(min(sx, sy) / 2)
+			k := int(min(x.step, y.step) / 2)
 			if k < 2 {
 				t.Fatalf("the case shrinks by %d", k)
 			}
