@@ -11,8 +11,8 @@ import (
 // drainBuilders takes badger's pool of table-builder allocators out of use: it starts a
 // goroutine that receives every allocator returned to db's pool and releases it at once, so
 // that every memtable flush and compaction builds its tables in memory of its own, collected
-// when the table is written. The goroutine ends when badger's Close closes the pool. It
-// reports false, and starts nothing, when db has no such pool (a badger upgrade renamed it).
+// when the table is written. The goroutine ends when badger's Close closes the pool. It starts
+// nothing when db has no such pool (a badger upgrade renamed it).
 //
 // Why: badger v4 keeps up to 8 builders' allocators in a pool with every buffer they grew
 // (about 30 MB each after a flush of an 8 MB memtable) and frees one only after 2 s without a
@@ -27,17 +27,16 @@ import (
 // the receiver waiting hands the allocator straight to it; Get finds the channel empty and
 // makes a new allocator, as with no pool at all. TestBuildersUnpooled fails when an upgrade of
 // badger or ristretto renames the fields.
-func drainBuilders(db *badger.DB) bool {
+func drainBuilders(db *badger.DB) {
 	ch := poolChannel(db)
 	if ch == nil {
-		return false
+		return
 	}
 	go func() {
 		for a := range ch {
 			a.Release()
 		}
 	}()
-	return true
 }
 
 // poolChannel returns the channel of db's pool of builder allocators, or nil when badger's or

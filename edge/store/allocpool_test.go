@@ -15,7 +15,7 @@ func TestBuildersUnpooled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !e.drained {
+	if poolChannel(e.bdb) == nil {
 		t.Fatal("badger.DB has no allocPool field of type *z.AllocatorPool with an allocCh channel: drainBuilders did nothing (badger or ristretto upgraded?)")
 	}
 	if err := e.close(); err != nil {

@@ -19,9 +19,6 @@ type badgerEngine struct {
 	closed bool
 	// gcStop ends the value log collector, gcDone says it has.
 	gcStop, gcDone chan struct{}
-	// drained says badger's pool of table builders was taken out of use at open
-	// (drainBuilders).
-	drained bool
 }
 
 var _ engine = (*badgerEngine)(nil)
@@ -104,7 +101,8 @@ func openBadger(opts Options) (*badgerEngine, error) {
 		return nil, fmt.Errorf("store: open %q: %w", opts.Dir, err)
 	}
 	durable := opts.SyncWrites && !opts.InMemory
-	e := &badgerEngine{bdb: bdb, c: newCommitter(bdb, bo.Dir, durable), drained: drainBuilders(bdb)}
+	drainBuilders(bdb)
+	e := &badgerEngine{bdb: bdb, c: newCommitter(bdb, bo.Dir, durable)}
 	e.c.start()
 	if !opts.InMemory {
 		e.gcStop, e.gcDone = make(chan struct{}), make(chan struct{})
