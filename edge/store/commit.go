@@ -150,13 +150,13 @@ func (c *committer) syncLoop() {
 		c.smu.Unlock()
 		if len(ops) > 0 {
 			err := c.syncLogs(vlog)
+			c.syncs.Add(1) // counted before any caller is answered, who may read the count
 			for _, o := range ops {
 				if err != nil {
 					o.err = fmt.Errorf("store: sync: %w", err)
 				}
 				close(o.done)
 			}
-			c.syncs.Add(1)
 		}
 		if closed && len(ops) == 0 {
 			return
